@@ -1,0 +1,145 @@
+# streamlab: the one entry point. `make help` lists what it can do.
+#
+# Programs are found by name, so a new lab needs no edit here:
+#   labs/labNN_topic/labNN.cu  ->  ./labNN
+#   exercises/exNN_topic.cu    ->  ./exNN
+#   solutions/exNN_topic.cu    ->  ./solNN
+# Everything links build/libstreamlab.a (common/ and kernels/).
+
+.DEFAULT_GOAL := all
+.DELETE_ON_ERROR:
+
+BUILD  ?= build
+BINDIR ?= .
+NVCC   ?= nvcc
+CC     := gcc
+
+NVCC_PATH := $(shell command -v $(NVCC) 2>/dev/null)
+CUDA_HOME ?= $(patsubst %/bin/nvcc,%,$(NVCC_PATH))
+
+# ---- which GPU code to build ----------------------------------------------
+# ARCH=sm_86 builds for that GPU only. Otherwise, on a machine with a GPU, ask
+# the toolkit's own probe what it has (each distinct compute capability once);
+# without one (CI=true, laptops, CI machines) build the portable default:
+# machine code for each major family CUDA 13 supports (a cubin runs on later
+# minor versions of its family: sm_80 code runs on sm_86 and sm_89) plus
+# compute_75 PTX, which the driver compiles for anything newer at start-up.
+PORTABLE := -gencode arch=compute_75,code=sm_75 -gencode arch=compute_80,code=sm_80 \
+            -gencode arch=compute_90,code=sm_90 -gencode arch=compute_100,code=sm_100 \
+            -gencode arch=compute_120,code=sm_120 -gencode arch=compute_75,code=compute_75
+comma := ,
+ifdef ARCH
+  GENCODE := -arch=$(ARCH)
+else ifneq ($(CI),true)
+  DETECTED := $(sort $(subst $(comma), ,$(shell $(CUDA_HOME)/bin/__nvcc_device_query 2>/dev/null)))
+  DETECTED := $(filter 7% 8% 9% 10% 11% 12% 13%,$(DETECTED))
+endif
+ifndef ARCH
+  ifneq ($(DETECTED),)
+    GENCODE := $(foreach cc,$(DETECTED),-gencode arch=compute_$(cc),code=sm_$(cc))
+  else
+    GENCODE := $(PORTABLE)
+  endif
+endif
+
+# ---- flags ------------------------------------------------------------------
+# Host code warns with -Wall -Wextra and must build warning-free (a test checks).
+CFLAGS    := -O2 -std=c99 -Wall -Wextra -I$(CUDA_HOME)/include
+NVCCFLAGS := -O2 -std=c++17 -lineinfo $(GENCODE) -Xcompiler -Wall,-Wextra -Icommon -Ikernels
+LDLIBS    := -ldl
+
+LIB        := $(BUILD)/libstreamlab.a
+COMMON_OBJ := $(patsubst common/%.c,$(BUILD)/common/%.o,$(wildcard common/*.c))
+KERNEL_OBJ := $(patsubst kernels/%.c,$(BUILD)/kernels/%.o,$(wildcard kernels/*.c)) \
+              $(patsubst kernels/%.cu,$(BUILD)/kernels/%.o,$(wildcard kernels/*.cu))
+HEADERS    := $(wildcard common/*.h kernels/*.h)
+
+# A change of ARCH must rebuild the device code: the flags live in a stamp
+# file that is rewritten only when they change.
+FLAGS_STAMP := $(BUILD)/flags.stamp
+$(shell mkdir -p $(BUILD) && echo '$(GENCODE) $(NVCCFLAGS) $(CFLAGS)' | cmp -s - $(FLAGS_STAMP) \
+        || echo '$(GENCODE) $(NVCCFLAGS) $(CFLAGS)' > $(FLAGS_STAMP))
+
+# ---- programs -----------------------------------------------------------------
+LAB_SRCS := $(sort $(wildcard labs/lab[0-9][0-9]_*/lab[0-9][0-9].cu))
+EX_SRCS  := $(sort $(wildcard exercises/ex[0-9][0-9]_*.cu))
+SOL_SRCS := $(sort $(wildcard solutions/ex[0-9][0-9]_*.cu))
+number    = $(firstword $(subst _, ,$(patsubst ex%,%,$(notdir $(1)))))
+LABS      := $(notdir $(basename $(LAB_SRCS)))
+EXERCISES := $(foreach s,$(EX_SRCS),ex$(call number,$(s)))
+SOLUTIONS := $(foreach s,$(SOL_SRCS),sol$(call number,$(s)))
+PROGRAMS  := $(LABS) $(EXERCISES) $(SOLUTIONS)
+
+# program NAME SOURCE: ./NAME from SOURCE, linked with the library. With
+# BINDIR=dir (the build test uses it) `make NAME` builds dir/NAME instead.
+binary = $(if $(filter .,$(BINDIR)),$(1),$(BINDIR)/$(1))
+define program
+$(if $(filter .,$(BINDIR)),,.PHONY: $(1)
+$(1): $(BINDIR)/$(1))
+$(call binary,$(1)): $(2) $$(LIB) $$(HEADERS) $$(FLAGS_STAMP) | check-nvcc
+	@mkdir -p $$(dir $$@)
+	$$(NVCC) $$(NVCCFLAGS) -o $$@ $(2) $$(LIB) $$(LDLIBS)
+endef
+$(foreach s,$(LAB_SRCS),$(eval $(call program,$(notdir $(basename $(s))),$(s))))
+$(foreach s,$(EX_SRCS),$(eval $(call program,ex$(call number,$(s)),$(s))))
+$(foreach s,$(SOL_SRCS),$(eval $(call program,sol$(call number,$(s)),$(s))))
+
+# ---- the library ----------------------------------------------------------------
+$(LIB): $(COMMON_OBJ) $(KERNEL_OBJ)
+	ar rcs $@ $^
+
+$(BUILD)/common/%.o: common/%.c $(HEADERS) $(FLAGS_STAMP) | check-nvcc
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -c -o $@ $<
+
+$(BUILD)/kernels/%.o: kernels/%.c $(HEADERS) $(FLAGS_STAMP) | check-nvcc
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -c -o $@ $<
+
+$(BUILD)/kernels/%.o: kernels/%.cu $(HEADERS) $(FLAGS_STAMP) | check-nvcc
+	@mkdir -p $(dir $@)
+	$(NVCC) $(NVCCFLAGS) -c -o $@ $<
+
+# ---- host-only programs the tests drive ---------------------------------------
+TEST_TOOLS := $(BUILD)/tests/stats_test $(BUILD)/tests/report_test $(BUILD)/tests/gpu_probe
+
+$(BUILD)/tests/stats_test: tests/tools/stats_test.c common/stats.c common/stats.h
+	@mkdir -p $(dir $@)
+	$(CC) -O2 -std=c99 -Wall -Wextra -Icommon -o $@ tests/tools/stats_test.c common/stats.c
+
+# Host C compiled by the C compiler; nvcc links it with the CUDA runtime.
+$(BUILD)/tests/%: tests/tools/%.c $(LIB) $(HEADERS) | check-nvcc
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -Icommon -c -o $@.o $<
+	$(NVCC) -o $@ $@.o $(LIB) $(LDLIBS)
+
+# ---- targets for people -----------------------------------------------------------
+.PHONY: all labs exercises solutions test test-tools list clean help check-nvcc
+
+all: $(PROGRAMS) ## build every lab, exercise and solution (default)
+labs: $(LABS) ## build the labs only
+exercises: $(EXERCISES) ## build the exercises only
+solutions: $(SOLUTIONS) ## build the reference solutions only
+test-tools: $(TEST_TOOLS)
+
+test: ## run every test suite (GPU tests skip without a GPU)
+	@tests/run.sh
+
+list: ## print the names of every program, one a line
+	@printf '%s\n' $(PROGRAMS)
+
+clean: ## remove build/ and the programs
+	rm -rf $(BUILD) $(addprefix $(BINDIR)/,$(PROGRAMS))
+
+check-nvcc:
+	@test -n "$(NVCC_PATH)" || { echo "nvcc not found: install the CUDA toolkit (12.x or 13.x) and put its bin/ on PATH, or run make NVCC=/path/to/nvcc" >&2; exit 1; }
+
+help: ## list the targets
+	@echo "streamlab: CUDA streams, made visible and measured."
+	@echo
+	@echo "  make labNN          build ./labNN, e.g. make lab00 && ./lab00"
+	@echo "  make exNN, solNN    build exercise NN, or its reference solution"
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/^([a-z-]+):.*## (.*)/  make \1\t\2/' | expand -t 22
+	@echo
+	@echo "  programs here: $(PROGRAMS)"
+	@echo "  variables: ARCH=sm_XY (GPU code; now: $(or $(ARCH),$(if $(DETECTED),sm_$(DETECTED) (detected),portable default))), NVCC=path"

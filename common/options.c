@@ -1,0 +1,156 @@
+/* Option parsing; see options.h.
+ *
+ * A small hand-written parser instead of getopt_long: it accepts exactly
+ * "--name value" and "--name=value", never abbreviations, and every message
+ * names the option and the range it accepts. */
+#include "options.h"
+#include "check.h"
+#include "exitcodes.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int help_requested;
+
+static void table_of_common(option *t, common_options *c)
+{
+    const option common[] = {
+        {"help", OPT_FLAG, &help_requested, 0, 0, NULL, "show this help and exit"},
+        {"device", OPT_INT, &c->device, 0, 63, "N", "GPU to use, counted from 0"},
+        {"quick", OPT_FLAG, &c->quick, 0, 0, NULL, "small sizes, under a second (tests, sanitizers)"},
+        {"reps", OPT_INT, &c->reps, 1, REPS_MAX, "N", "timed repetitions of each measurement"},
+        {"csv", OPT_FLAG, &c->csv, 0, 0, NULL, "print rows lab,variant,metric,value,unit"},
+        {"json", OPT_FLAG, &c->json, 0, 0, NULL, "print one JSON document"},
+    };
+    memcpy(t, common, sizeof common);
+}
+enum { N_COMMON = 6 };
+
+static void print_number(double v, enum option_kind kind)
+{
+    if (kind == OPT_INT)
+        printf("%.0f", v);
+    else
+        printf("%g", v);
+}
+
+static void print_help(const program_info *prog, const option *common)
+{
+    printf("usage: %s [options]\n%s\n\noptions:\n", prog->name, prog->title);
+    for (int pass = 0; pass < 2; pass++) {
+        const option *t = pass == 0 ? common : prog->options;
+        int n = pass == 0 ? N_COMMON : prog->n_options;
+        for (int i = 0; i < n; i++) {
+            char left[64];
+            snprintf(left, sizeof left, "--%s%s%s", t[i].name, t[i].arg ? " " : "",
+                     t[i].arg ? t[i].arg : "");
+            printf("  %-22s %s", left, t[i].help);
+            if (t[i].kind == OPT_INT || t[i].kind == OPT_DOUBLE) {
+                double def = t[i].kind == OPT_INT ? *(int *)t[i].value : *(double *)t[i].value;
+                printf(" (");
+                print_number(t[i].min, t[i].kind);
+                printf(" to ");
+                print_number(t[i].max, t[i].kind);
+                printf("; default ");
+                print_number(def, t[i].kind);
+                printf(")");
+            }
+            printf("\n");
+        }
+    }
+    printf("\nexit codes:\n");
+    for (int code = EXIT_OK; code <= EXIT_NOT_OBSERVED; code++)
+        printf("  %d  %s\n", code, exit_code_meaning(code));
+}
+
+static void fail_range(const option *o, const char *text)
+{
+    if (o->kind == OPT_INT)
+        fail_usage("--%s must be an integer from %.0f to %.0f (got '%s')", o->name, o->min,
+                   o->max, text);
+    fail_usage("--%s must be a number from %g to %g (got '%s')", o->name, o->min, o->max, text);
+}
+
+/* Converts text to the option's kind, or exits naming the option. */
+static void store_number(const option *o, const char *text)
+{
+    char *end;
+    errno = 0;
+    double v;
+    if (o->kind == OPT_INT) {
+        long long n = strtoll(text, &end, 10);
+        v = (double)n;
+    } else {
+        v = strtod(text, &end);
+        if (!isfinite(v))
+            fail_range(o, text);
+    }
+    if (end == text || *end != '\0' || errno == ERANGE || v < o->min || v > o->max)
+        fail_range(o, text);
+    if (o->kind == OPT_INT)
+        *(int *)o->value = (int)v;
+    else
+        *(double *)o->value = v;
+}
+
+static const option *find(const char *name, size_t len, const option *common,
+                          const program_info *prog)
+{
+    for (int i = 0; i < N_COMMON; i++)
+        if (strlen(common[i].name) == len && strncmp(common[i].name, name, len) == 0)
+            return &common[i];
+    for (int i = 0; i < prog->n_options; i++)
+        if (strlen(prog->options[i].name) == len && strncmp(prog->options[i].name, name, len) == 0)
+            return &prog->options[i];
+    return NULL;
+}
+
+void options_parse(int argc, char **argv, const program_info *prog, common_options *c)
+{
+    option common[N_COMMON];
+    program_name = prog->name;
+    c->device = 0;
+    c->quick = c->csv = c->json = 0;
+    c->reps = prog->default_reps;
+    table_of_common(common, c);
+
+    /* --help wins over any mistake beside it: someone asking for help is
+     * usually in the middle of getting the rest wrong. */
+    for (int i = 1; i < argc; i++)
+        if (strcmp(argv[i], "--help") == 0) {
+            print_help(prog, common);
+            exit(EXIT_OK);
+        }
+
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (strncmp(a, "--", 2) != 0 || a[2] == '\0')
+            fail_usage("unexpected argument '%s' (options start with --; see --help)", a);
+        const char *name = a + 2;
+        const char *eq = strchr(name, '=');
+        size_t len = eq ? (size_t)(eq - name) : strlen(name);
+        const option *o = find(name, len, common, prog);
+        if (!o)
+            fail_usage("unknown option '%.*s' (see --help)", (int)(len + 2), a);
+        if (o->kind == OPT_FLAG) {
+            if (eq)
+                fail_usage("--%s takes no value (got '%s')", o->name, eq + 1);
+            *(int *)o->value = 1;
+            continue;
+        }
+        const char *text = eq ? eq + 1 : (i + 1 < argc ? argv[i + 1] : NULL);
+        if (!eq && text && strncmp(text, "--", 2) == 0)
+            text = NULL; /* "--reps --csv": the value was forgotten */
+        if (!eq && text)
+            i++;
+        if (!text)
+            fail_usage("--%s needs a value: %s", o->name, o->arg ? o->arg : "a number");
+        store_number(o, text);
+    }
+    if (c->csv && c->json)
+        fail_usage("--csv and --json cannot be used together: choose one output format");
+}

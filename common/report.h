@@ -1,0 +1,72 @@
+/* The report: what a program found, in one of three formats.
+ *
+ * A lab calls these in the order of its lesson. In the default text format
+ * each call prints a readable line at once; with --csv each number becomes a
+ * row `lab,variant,metric,value,unit`; with --json everything is collected and
+ * printed as one document by report_finish(). Narrative text is printed only
+ * in the text format, so the machine formats stay parseable.
+ *
+ * The exit code is derived, never chosen: report_finish() returns
+ * EXIT_WRONG_RESULTS if any check failed, else EXIT_NOT_OBSERVED if any
+ * verdict was "no", else EXIT_OK. */
+#ifndef STREAMLAB_REPORT_H
+#define STREAMLAB_REPORT_H
+
+#include "device.h"
+#include "options.h"
+#include "stats.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct report report;
+
+report *report_begin(const program_info *prog, const common_options *opt, const device_info *d);
+
+/* A heading, and free text (text format only). */
+void report_section(report *r, const char *title);
+void report_text(report *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* An input of the run: a size, a duration asked for, a repetition count. */
+void report_param(report *r, const char *name, double value, const char *unit);
+
+/* A measured number, with its statistics when it came from measure(). */
+void report_value(report *r, const char *variant, const char *metric, double value,
+                  const char *unit);
+void report_stats(report *r, const char *variant, const char *metric, const stats *s,
+                  const char *unit);
+
+/* A fact about the GPU or the setup, with what it means for the lesson:
+ * "copy_engines 3: an H2D and a D2H copy can run at once". The text format
+ * prints the metric with spaces for underscores, then the explanation. */
+void report_fact(report *r, const char *metric, double value, const char *unit,
+                 const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+
+/* The model's prediction beside the measurement, and their ratio. */
+void report_compare(report *r, const char *variant, const char *metric, double predicted,
+                    const stats *measured, const char *unit);
+
+/* A correctness check: results verified, bytes intact. A failed check makes
+ * the exit code EXIT_WRONG_RESULTS. */
+void report_check(report *r, const char *name, int passed, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+/* Whether the lab's effect was observed, with the numbers behind it. */
+void report_verdict(report *r, const char *name, int observed, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+/* The likely reason, printed when some verdict is "no" (a busy GPU, say). */
+void report_hint(report *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Prints the JSON document or the closing line, frees the report and
+ * returns the exit code. */
+int report_finish(report *r);
+
+/* Numbers as the text report prints them: about four significant digits. */
+const char *format_value(char *buf, size_t size, double v);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

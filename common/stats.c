@@ -1,0 +1,56 @@
+/* Statistics of repeated measurements; see stats.h.
+ *
+ * The median, not the mean, is the number we report: a GPU timing has a hard
+ * floor and a long tail (a context switch, a clock ramp), and one slow sample
+ * drags the mean but not the median. */
+#include "stats.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static int compare_doubles(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+double percentile_sorted(const double *sorted, int n, double p)
+{
+    if (n == 1)
+        return sorted[0];
+    double pos = p / 100.0 * (n - 1);
+    int lo = (int)pos;
+    if (lo >= n - 1)
+        return sorted[n - 1];
+    double frac = pos - lo;
+    return sorted[lo] + frac * (sorted[lo + 1] - sorted[lo]);
+}
+
+stats stats_of(const double *samples, int n)
+{
+    stats s = {0};
+    if (n < 1)
+        return s;
+    double *sorted = malloc((size_t)n * sizeof *sorted);
+    if (!sorted)
+        abort();
+    memcpy(sorted, samples, (size_t)n * sizeof *sorted);
+    qsort(sorted, (size_t)n, sizeof *sorted, compare_doubles);
+    double sum = 0;
+    for (int i = 0; i < n; i++)
+        sum += sorted[i];
+    s.n = n;
+    s.min = sorted[0];
+    s.max = sorted[n - 1];
+    s.mean = sum / n;
+    s.median = percentile_sorted(sorted, n, 50);
+    s.p5 = percentile_sorted(sorted, n, 5);
+    s.p95 = percentile_sorted(sorted, n, 95);
+    free(sorted);
+    return s;
+}
+
+double stats_spread(const stats *s)
+{
+    return s->median > 0 ? (s->p95 - s->p5) / s->median : 0;
+}

@@ -1,0 +1,28 @@
+/* Statistics of repeated measurements. Host-only C, no CUDA, so the tests
+ * can check it on known inputs without a GPU. */
+#ifndef STREAMLAB_STATS_H
+#define STREAMLAB_STATS_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct {
+    int n;
+    double median, p5, p95, min, max, mean;
+} stats;
+
+/* Percentile p (0..100) of sorted[0..n-1], interpolating linearly between the
+ * two nearest ranks (the same rule as numpy's default). */
+double percentile_sorted(const double *sorted, int n, double p);
+
+/* Summary of samples[0..n-1]; the samples are left as they were. n >= 1. */
+stats stats_of(const double *samples, int n);
+
+/* p95 - p5 relative to the median: how much one sample could mislead. */
+double stats_spread(const stats *s);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

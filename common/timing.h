@@ -1,0 +1,43 @@
+/* Timers and the measure() helper.
+ *
+ * Two clocks: device events, recorded into the stream whose work they
+ * bracket, measure what the GPU did; the host monotonic clock measures what
+ * the CPU waited for. Labs compare variants with the same timer. */
+#ifndef STREAMLAB_TIMING_H
+#define STREAMLAB_TIMING_H
+
+#include <cuda_runtime_api.h>
+#include "stats.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Milliseconds on CLOCK_MONOTONIC: never jumps, unlike the wall clock. */
+double host_time_ms(void);
+
+typedef struct {
+    cudaEvent_t start, stop;
+} event_timer;
+
+void event_timer_create(event_timer *t);
+void event_timer_destroy(event_timer *t);
+/* Record the start or stop event in `stream`: it then marks the moment the
+ * GPU reaches that point of that stream, and nothing else's. */
+void event_timer_start(event_timer *t, cudaStream_t stream);
+void event_timer_stop(event_timer *t, cudaStream_t stream);
+/* Waits for the stop event, then returns the milliseconds between the two. */
+double event_timer_ms(event_timer *t);
+
+/* One run of the work under test: does it once and returns its duration in
+ * milliseconds, timed however the caller chose. */
+typedef double (*timed_fn)(void *ctx);
+
+/* Runs fn `warmup` times untimed (module loading, first-touch page faults and
+ * clock ramp-up stay out), then `reps` times, and summarises the samples. */
+stats measure(timed_fn fn, void *ctx, int warmup, int reps);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

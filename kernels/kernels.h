@@ -1,0 +1,87 @@
+/* Device code shared by the labs, and its host-side partners.
+ *
+ * spin_for_ns  a kernel of known duration: it busy-waits on the GPU's
+ *              nanosecond clock (%globaltimer), so 20 ms means 20 ms on any
+ *              GPU at any clock speed.
+ * affine_work  a kernel of tunable work per element whose every output the
+ *              CPU can check cheaply: `steps` rounds of x = a*x + b (mod 2^32).
+ *              Composing k affine maps gives one affine map, so the CPU
+ *              reference costs O(1) per element however long the GPU worked.
+ * calibration  turns "a kernel of T ms" into a step count, measured here. */
+#ifndef STREAMLAB_KERNELS_H
+#define STREAMLAB_KERNELS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <cuda_runtime_api.h>
+
+#ifdef __CUDACC__
+/* Every thread of the grid spins until `ns` nanoseconds of %globaltimer have
+ * passed since it started. <<<1, 1>>> for one short task, a full grid to keep
+ * every SM busy. */
+__global__ void spin_for_ns(uint64_t ns);
+
+/* out[i] = `steps` rounds of x = a*x + b applied to in[i]; grid-stride loop,
+ * so any grid size covers any n. a and b are arguments, not constants, so
+ * the compiler cannot fold the loop away. */
+__global__ void affine_work(const uint32_t *in, uint32_t *out, size_t n, uint32_t a,
+                            uint32_t b, int steps);
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The multiplier and increment of the affine map (Knuth's and Numerical
+ * Recipes' LCG: a is odd, so the map is a bijection and a misplaced input
+ * cannot produce a right-looking output). */
+#define AFFINE_A 1664525u
+#define AFFINE_B 1013904223u
+
+static inline uint64_t ns_from_ms(double ms) { return (uint64_t)(ms * 1e6 + 0.5); }
+
+/* Launches affine_work in `stream` over n elements with a grid that fills the
+ * GPU, and checks the launch. */
+void affine_launch(const uint32_t *d_in, uint32_t *d_out, size_t n, int steps,
+                   cudaStream_t stream);
+
+/* ---- host side: inputs and verification ---- */
+
+/* Fills p[0..n-1] with pseudo-random words from `seed` (splitmix64). */
+void fill_random_u32(uint32_t *p, size_t n, uint64_t seed);
+
+/* A seed that differs between runs, so every run verifies fresh inputs. */
+uint64_t fresh_seed(void);
+
+/* The CPU reference for one element: `steps` rounds of the affine map. */
+uint32_t affine_reference(uint32_t x, int steps);
+
+/* Number of i with got[i] != want[i]; *first_bad gets the first such i (or n). */
+size_t count_mismatches_u32(const uint32_t *got, const uint32_t *want, size_t n,
+                            size_t *first_bad);
+
+/* Number of i with out[i] != affine_reference(in[i], steps), in O(n). */
+size_t verify_affine(const uint32_t *in, const uint32_t *out, size_t n, int steps,
+                     size_t *first_bad);
+
+/* ---- calibration of affine_work on this GPU ---- */
+
+typedef struct {
+    size_t n;               /* elements the calibration ran on */
+    double ns_per_step;     /* slope: cost of one more step over all n elements */
+    double fixed_ns;        /* intercept: launch, reading in and writing out */
+} affine_calibration;
+
+/* Times affine_work on n elements at two step counts (device events, median
+ * of several runs) and fits time = fixed + steps * ns_per_step. d_in and d_out
+ * hold n elements each. */
+affine_calibration affine_calibrate(const uint32_t *d_in, uint32_t *d_out, size_t n,
+                                    cudaStream_t stream);
+
+/* Steps that make affine_work on cal->n elements last about `ms`; at least 1. */
+int affine_steps_for_ms(const affine_calibration *cal, double ms);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,86 @@
+/* Host-side partners of the kernels: fresh inputs and CPU references. */
+#define _POSIX_C_SOURCE 200809L
+#include "kernels.h"
+
+#include <time.h>
+#include <unistd.h>
+
+/* splitmix64: tiny, fast, and good enough to make inputs no kernel bug can
+ * accidentally match (unlike zeros or i, which hide indexing mistakes). */
+static uint64_t splitmix64(uint64_t *state)
+{
+    uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+void fill_random_u32(uint32_t *p, size_t n, uint64_t seed)
+{
+    uint64_t state = seed;
+    size_t i = 0;
+    for (; i + 1 < n; i += 2) {
+        uint64_t r = splitmix64(&state);
+        p[i] = (uint32_t)r;
+        p[i + 1] = (uint32_t)(r >> 32);
+    }
+    if (i < n)
+        p[i] = (uint32_t)splitmix64(&state);
+}
+
+uint64_t fresh_seed(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    uint64_t state = (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 20) ^ (uint64_t)getpid();
+    return splitmix64(&state);
+}
+
+/* The map x -> a*x + b applied k times is x -> A*x + B. Squaring the map
+ * (A, B) -> (A*A, A*B + B) doubles k, so (A, B) for any k takes O(log k). */
+static void affine_power(int steps, uint32_t *A, uint32_t *B)
+{
+    uint32_t ra = 1, rb = 0;              /* the result so far: identity */
+    uint32_t pa = AFFINE_A, pb = AFFINE_B; /* the map applied 2^bit times */
+    for (unsigned k = (unsigned)steps; k; k >>= 1) {
+        if (k & 1) {                      /* result = p after result */
+            rb = pa * rb + pb;
+            ra = pa * ra;
+        }
+        pb = pa * pb + pb;
+        pa = pa * pa;
+    }
+    *A = ra;
+    *B = rb;
+}
+
+uint32_t affine_reference(uint32_t x, int steps)
+{
+    uint32_t A, B;
+    affine_power(steps, &A, &B);
+    return A * x + B;
+}
+
+size_t count_mismatches_u32(const uint32_t *got, const uint32_t *want, size_t n,
+                            size_t *first_bad)
+{
+    size_t bad = 0;
+    *first_bad = n;
+    for (size_t i = 0; i < n; i++)
+        if (got[i] != want[i] && bad++ == 0)
+            *first_bad = i;
+    return bad;
+}
+
+size_t verify_affine(const uint32_t *in, const uint32_t *out, size_t n, int steps,
+                     size_t *first_bad)
+{
+    uint32_t A, B;
+    size_t bad = 0;
+    affine_power(steps, &A, &B);
+    *first_bad = n;
+    for (size_t i = 0; i < n; i++)
+        if (out[i] != A * in[i] + B && bad++ == 0)
+            *first_bad = i;
+    return bad;
+}

@@ -1,0 +1,96 @@
+#!/usr/bin/env bats
+# The report formats and the statistics helper, driven by host-only programs
+# with fixed inputs (tests/tools/), so no GPU is needed.
+
+load test_helper
+
+@test "the median, p5, p95, min, max and mean of 1..10 are those worked out by hand" {
+    run "$TOOLS/stats_test" 10 9 8 7 6 5 4 3 2 1
+    assert_success
+    # p5 = 1 + 0.05 * 9 = 1.45, p95 = 1 + 0.95 * 9 = 9.55 (linear between ranks)
+    assert_output "n=10 median=5.5 p5=1.45 p95=9.55 min=1 max=10 mean=5.5 spread=1.47273"
+}
+
+@test "the median of an odd count is the middle sample, and one sample is every statistic" {
+    run "$TOOLS/stats_test" 3 100 1
+    assert_output --partial "median=3 "
+    assert_output --partial "mean=34.6667"
+    run "$TOOLS/stats_test" 7.5
+    assert_output "n=1 median=7.5 p5=7.5 p95=7.5 min=7.5 max=7.5 mean=7.5 spread=0"
+}
+
+@test "one outlier moves the mean but not the median" {
+    run "$TOOLS/stats_test" 1 1 1 1 1 1 1 1 1 1000
+    assert_output --partial "median=1 "
+    assert_output --partial "mean=100.9"
+}
+
+@test "--csv prints the header and five fields a row, a quoted GPU name kept whole" {
+    "$TOOLS/report_test" --csv >"$BATS_TEST_TMPDIR/r.csv"
+    run report csv "$BATS_TEST_TMPDIR/r.csv"
+    assert_success
+    run report value "$BATS_TEST_TMPDIR/r.csv" device name
+    assert_output 'Test GPU, "fake" edition'
+    run report value "$BATS_TEST_TMPDIR/r.csv" "variant b" predicted_time
+    assert_output "2.5"
+    run report value "$BATS_TEST_TMPDIR/r.csv" "variant a" time_p95
+    assert_output "4.8"
+    run report value "$BATS_TEST_TMPDIR/r.csv" result exit_code
+    assert_output "0"
+}
+
+@test "--json prints one document with device, parameters, measurements, predictions, checks and verdict" {
+    "$TOOLS/report_test" --json --size 12.5 >"$BATS_TEST_TMPDIR/r.json"
+    run report json "$BATS_TEST_TMPDIR/r.json"
+    assert_success
+    assert_output "0"
+    run report get "$BATS_TEST_TMPDIR/r.json" device.name
+    assert_output 'Test GPU, "fake" edition'
+    run report get "$BATS_TEST_TMPDIR/r.json" parameters.size.value
+    assert_output "12.5"
+    run report get "$BATS_TEST_TMPDIR/r.json" measurements.1.stats.p5
+    assert_output "1.2"
+    run report get "$BATS_TEST_TMPDIR/r.json" predictions.0.value
+    assert_output "2.5"
+    run report get "$BATS_TEST_TMPDIR/r.json" verdict.observed
+    assert_output "true"
+}
+
+@test "the text report prints prediction beside measurement, checks and verdicts" {
+    run "$TOOLS/report_test"
+    assert_success
+    assert_output --regexp "variant b +time +predicted +2.500 +measured +3 ms +x1.20"
+    assert_output --partial "[ok]   verified: 0 mismatches"
+    assert_output --partial "observed: yes effect: ratio 1.95"
+    assert_output --partial "result: results correct, effect observed (exit 0)"
+}
+
+@test "a failed check exits 1 in every format" {
+    for fmt in "" --csv --json; do
+        run "$TOOLS/report_test" --fail-check $fmt
+        assert_failure 1
+    done
+    run "$TOOLS/report_test" --fail-check
+    assert_output --partial "[FAIL] verified: 7 mismatches"
+}
+
+@test "an effect not observed exits 4 and names the likely reason" {
+    run "$TOOLS/report_test" --not-observed
+    assert_failure 4
+    assert_output --partial "observed: NO  effect: ratio 1.10"
+    assert_output --partial "likely reason: a made-up reason"
+    "$TOOLS/report_test" --json --not-observed >"$BATS_TEST_TMPDIR/r.json" || true
+    run report get "$BATS_TEST_TMPDIR/r.json" verdict.observed
+    assert_output "false"
+    run report get "$BATS_TEST_TMPDIR/r.json" exit_code
+    assert_output "4"
+}
+
+@test "the exit codes the programs print are the ones README documents" {
+    run ./lab00 --help
+    for code in "0  results correct, effect observed" "1  results wrong" "2  usage error" \
+                "3  cannot run here" "4  results correct, effect not observed"; do
+        assert_output --partial "$code"
+        grep -qF "| ${code%%  *} |" README.md || fail "README.md has no row for exit code ${code%%  *}"
+    done
+}

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# `make test`: make sure the test tools are here (installing them with apt
+# where this is root on Debian or Ubuntu), build everything, run every Bats
+# suite, and close with one summary line: "bats: N passed, N failed, N skipped".
+set -u
+cd "$(dirname "$0")/.." || exit 1
+
+export BATS_LIB_PATH=${BATS_LIB_PATH:-/usr/lib/bats:/usr/local/lib/bats}
+has_library() {
+    local dir
+    IFS=: read -ra dirs <<<"$BATS_LIB_PATH"
+    for dir in "${dirs[@]}"; do [ -f "$dir/$1/load.bash" ] && return 0; done
+    return 1
+}
+
+missing=()
+command -v bats >/dev/null || missing+=(bats)
+has_library bats-support || missing+=(bats-support)
+has_library bats-assert || missing+=(bats-assert)
+command -v python3 >/dev/null || missing+=(python3)
+if ((${#missing[@]})); then
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+        echo "make test: installing ${missing[*]} with apt-get"
+        { apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
+            apt-get install -y -qq --no-install-recommends "${missing[@]}"; } >/dev/null ||
+            { echo "make test: apt-get could not install ${missing[*]}" >&2; exit 1; }
+    else
+        echo "make test needs ${missing[*]}; install with: sudo apt-get install ${missing[*]}" >&2
+        exit 1
+    fi
+fi
+
+echo "make test: building the programs and the test tools"
+make -s -j"$(nproc)" all test-tools || exit 1
+
+mkdir -p build/tests
+bats --tap tests/*.bats | tee build/tests/bats.tap
+status=${PIPESTATUS[0]}
+skipped=$(grep -c '^ok .* # skip' build/tests/bats.tap)
+passed=$(($(grep -c '^ok ' build/tests/bats.tap) - skipped))
+failed=$(grep -c '^not ok ' build/tests/bats.tap)
+echo "bats: $passed passed, $failed failed, $skipped skipped"
+exit "$status"

@@ -1,0 +1,28 @@
+# Loaded by every suite (load test_helper): bats-support and bats-assert,
+# the repository's paths, and the GPU and no-GPU skips.
+bats_require_minimum_version 1.5.0
+bats_load_library bats-support
+bats_load_library bats-assert
+
+ROOT="$(cd "$BATS_TEST_DIRNAME/.." && pwd)"
+TOOLS="$ROOT/build/tests"
+cd "$ROOT" || exit 1
+
+# Every program `make` builds, one a line.
+programs() { make -s --no-print-directory list; }
+
+# Skips the test, with the reason, unless a usable GPU is visible.
+require_gpu() {
+    local why
+    why=$("$TOOLS/gpu_probe" 2>&1) || skip "no usable GPU here: ${why#gpu_probe: cannot run here: }"
+}
+
+# Skips the test where a GPU is visible: the no-GPU path is tested elsewhere.
+require_no_gpu() {
+    if "$TOOLS/gpu_probe" >/dev/null 2>&1; then
+        skip "a GPU is visible; the no-GPU path is tested on machines without one"
+    fi
+}
+
+# report FILE...: the report checker (parses CSV and JSON; see its --help).
+report() { python3 "$ROOT/tests/tools/report_check.py" "$@"; }
