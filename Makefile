@@ -68,9 +68,13 @@ number    = $(firstword $(subst _, ,$(patsubst ex%,%,$(notdir $(1)))))
 LABS      := $(notdir $(basename $(LAB_SRCS)))
 EXERCISES := $(foreach s,$(EX_SRCS),ex$(call number,$(s)))
 SOLUTIONS := $(foreach s,$(SOL_SRCS),sol$(call number,$(s)))
-PROGRAMS  := $(LABS) $(EXERCISES) $(SOLUTIONS)
+# lab01 is built a second time with --default-stream per-thread, as
+# ./lab01_ptds: the same source, one compiler flag, a different program.
+PTDS_SRCS := $(filter labs/lab01_%,$(LAB_SRCS))
+PTDS      := $(if $(PTDS_SRCS),lab01_ptds)
+PROGRAMS  := $(LABS) $(PTDS) $(EXERCISES) $(SOLUTIONS)
 
-# program NAME SOURCE: ./NAME from SOURCE, linked with the library. With
+# program NAME SOURCE [FLAGS]: ./NAME from SOURCE, linked with the library. With
 # BINDIR=dir (the build test uses it) `make NAME` builds dir/NAME instead.
 binary = $(if $(filter .,$(BINDIR)),$(1),$(BINDIR)/$(1))
 define program
@@ -78,9 +82,10 @@ $(if $(filter .,$(BINDIR)),,.PHONY: $(1)
 $(1): $(BINDIR)/$(1))
 $(call binary,$(1)): $(2) $$(LIB) $$(HEADERS) $$(FLAGS_STAMP) | check-nvcc
 	@mkdir -p $$(dir $$@)
-	$$(NVCC) $$(NVCCFLAGS) -o $$@ $(2) $$(LIB) $$(LDLIBS)
+	$$(NVCC) $$(NVCCFLAGS) $(3) -o $$@ $(2) $$(LIB) $$(LDLIBS)
 endef
 $(foreach s,$(LAB_SRCS),$(eval $(call program,$(notdir $(basename $(s))),$(s))))
+$(foreach s,$(PTDS_SRCS),$(eval $(call program,lab01_ptds,$(s),--default-stream per-thread)))
 $(foreach s,$(EX_SRCS),$(eval $(call program,ex$(call number,$(s)),$(s))))
 $(foreach s,$(SOL_SRCS),$(eval $(call program,sol$(call number,$(s)),$(s))))
 
