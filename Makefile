@@ -42,11 +42,24 @@ ifndef ARCH
   endif
 endif
 
+# ---- CUPTI, for --trace and --timeline --------------------------------------------
+# Toolkits put it in extras/CUPTI (older layout) or beside the runtime. Found:
+# linked, with an rpath so the programs find it at run time. Not found: the
+# programs build all the same and --trace says this build has no CUPTI.
+CUPTI_DIRS   := $(CUDA_HOME)/extras/CUPTI/lib64 $(CUDA_HOME)/lib64 $(CUDA_HOME)/lib \
+                $(CUDA_HOME)/targets/x86_64-linux/lib
+CUPTI_LIBDIR := $(firstword $(foreach d,$(CUPTI_DIRS),$(if $(wildcard $(d)/libcupti.so),$(d))))
+CUPTI_INC    := $(firstword $(foreach d,$(CUDA_HOME)/extras/CUPTI/include $(CUDA_HOME)/include,$(if $(wildcard $(d)/cupti.h),$(d))))
+ifneq ($(and $(CUPTI_LIBDIR),$(CUPTI_INC)),)
+  CUPTI_CFLAGS := -DSTREAMLAB_CUPTI -I$(CUPTI_INC)
+  CUPTI_LIBS   := -L$(CUPTI_LIBDIR) -lcupti -Xlinker -rpath -Xlinker $(CUPTI_LIBDIR)
+endif
+
 # ---- flags ------------------------------------------------------------------
 # Host code warns with -Wall -Wextra and must build warning-free (a test checks).
-CFLAGS    := -O2 -std=c99 -Wall -Wextra -I$(CUDA_HOME)/include
+CFLAGS    := -O2 -std=c99 -Wall -Wextra -I$(CUDA_HOME)/include $(CUPTI_CFLAGS)
 NVCCFLAGS := -O2 -std=c++17 -lineinfo $(GENCODE) -Xcompiler -Wall,-Wextra -Icommon -Ikernels
-LDLIBS    := -ldl
+LDLIBS    := $(CUPTI_LIBS) -ldl -lpthread
 
 LIB        := $(BUILD)/libstreamlab.a
 COMMON_OBJ := $(patsubst common/%.c,$(BUILD)/common/%.o,$(wildcard common/*.c))
@@ -106,11 +119,16 @@ $(BUILD)/kernels/%.o: kernels/%.cu $(HEADERS) $(FLAGS_STAMP) | check-nvcc
 	$(NVCC) $(NVCCFLAGS) -c -o $@ $<
 
 # ---- host-only programs the tests drive ---------------------------------------
-TEST_TOOLS := $(BUILD)/tests/stats_test $(BUILD)/tests/report_test $(BUILD)/tests/gpu_probe
+TEST_TOOLS := $(BUILD)/tests/stats_test $(BUILD)/tests/report_test $(BUILD)/tests/gpu_probe \
+              $(BUILD)/tests/trace_test
 
 $(BUILD)/tests/stats_test: tests/tools/stats_test.c common/stats.c common/stats.h
 	@mkdir -p $(dir $@)
 	$(CC) -O2 -std=c99 -Wall -Wextra -Icommon -o $@ tests/tools/stats_test.c common/stats.c
+
+$(BUILD)/tests/trace_test: tests/tools/trace_test.c common/trace.c common/json.c common/trace.h common/json.h
+	@mkdir -p $(dir $@)
+	$(CC) -O2 -std=c99 -Wall -Wextra -Icommon -o $@ tests/tools/trace_test.c common/trace.c common/json.c
 
 # Host C compiled by the C compiler; nvcc links it with the CUDA runtime.
 $(BUILD)/tests/%: tests/tools/%.c $(LIB) $(HEADERS) | check-nvcc
@@ -147,4 +165,5 @@ help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/^([a-z-]+):.*## (.*)/  make \1\t\2/' | expand -t 22
 	@echo
 	@echo "  programs here: $(PROGRAMS)"
+	@echo "  timelines (--trace, --timeline): $(if $(CUPTI_CFLAGS),CUPTI found in $(CUPTI_LIBDIR),no CUPTI found: unavailable)"
 	@echo "  variables: ARCH=sm_XY (GPU code; now: $(or $(ARCH),$(if $(DETECTED),sm_$(DETECTED) (detected),portable default))), NVCC=path"

@@ -25,10 +25,13 @@ static void table_of_common(option *t, common_options *c)
         {"reps", OPT_INT, &c->reps, 1, REPS_MAX, "N", "timed repetitions of each measurement"},
         {"csv", OPT_FLAG, &c->csv, 0, 0, NULL, "print rows lab,variant,metric,value,unit"},
         {"json", OPT_FLAG, &c->json, 0, 0, NULL, "print one JSON document"},
+        {"trace", OPT_STRING, &c->trace, 0, 0, "FILE",
+         "record a timeline: FILE.json for Perfetto, FILE.tsv for raw records"},
+        {"timeline", OPT_FLAG, &c->timeline, 0, 0, NULL, "draw the run's timeline in the terminal"},
     };
     memcpy(t, common, sizeof common);
 }
-enum { N_COMMON = 6 };
+enum { N_COMMON = 8 };
 
 static void print_number(double v, enum option_kind kind)
 {
@@ -97,6 +100,27 @@ static void store_number(const option *o, const char *text)
         *(double *)o->value = v;
 }
 
+/* A trace is written at the end of a run: find out now, before any GPU
+ * work, whether it can be. The file is written under a temporary name and
+ * renamed when complete, so the probe uses that name too. */
+static void check_trace_path(const char *path)
+{
+    size_t len = strlen(path);
+    int json = len > 5 && strcmp(path + len - 5, ".json") == 0;
+    int tsv = len > 4 && strcmp(path + len - 4, ".tsv") == 0;
+    if (!json && !tsv)
+        fail_usage("--trace FILE must end in .json (Chrome trace) or .tsv (raw records), "
+                   "got '%s'", path);
+    char *partial = xmalloc(len + sizeof ".partial");
+    sprintf(partial, "%s.partial", path);
+    FILE *f = fopen(partial, "w");
+    if (!f)
+        fail_usage("--trace %s cannot be written: %s", path, strerror(errno));
+    fclose(f);
+    remove(partial);
+    free(partial);
+}
+
 static const option *find(const char *name, size_t len, const option *common,
                           const program_info *prog)
 {
@@ -116,6 +140,8 @@ void options_parse(int argc, char **argv, const program_info *prog, common_optio
     c->device = 0;
     c->quick = c->csv = c->json = 0;
     c->reps = prog->default_reps;
+    c->trace = NULL;
+    c->timeline = 0;
     table_of_common(common, c);
 
     /* --help wins over any mistake beside it: someone asking for help is
@@ -149,8 +175,13 @@ void options_parse(int argc, char **argv, const program_info *prog, common_optio
             i++;
         if (!text)
             fail_usage("--%s needs a value: %s", o->name, o->arg ? o->arg : "a number");
-        store_number(o, text);
+        if (o->kind == OPT_STRING)
+            *(const char **)o->value = text;
+        else
+            store_number(o, text);
     }
     if (c->csv && c->json)
         fail_usage("--csv and --json cannot be used together: choose one output format");
+    if (c->trace)
+        check_trace_path(c->trace);
 }

@@ -14,12 +14,14 @@ enum option_kind {
     OPT_FLAG,   /* no value; sets an int to 1 */
     OPT_INT,    /* an integer in [min, max], stored in an int */
     OPT_DOUBLE, /* a finite number in [min, max], stored in a double */
+    OPT_STRING, /* any text, stored as a const char * into argv */
 };
 
 typedef struct {
     const char *name;      /* long name without the leading "--" */
     enum option_kind kind;
-    void *value;           /* int * for OPT_FLAG and OPT_INT, double * for OPT_DOUBLE;
+    void *value;           /* int * for OPT_FLAG and OPT_INT, double * for OPT_DOUBLE,
+                              const char ** for OPT_STRING;
                               the value it holds before parsing is the default */
     double min, max;       /* accepted range of a number, inclusive */
     const char *arg;       /* the value's name in --help, e.g. "MS" */
@@ -40,6 +42,8 @@ typedef struct {
     int reps;   /* --reps N: timed repetitions per measurement */
     int csv;    /* --csv */
     int json;   /* --json */
+    const char *trace; /* --trace FILE: .json (Chrome trace) or .tsv (raw records) */
+    int timeline;      /* --timeline: draw the run in the terminal */
 } common_options;
 
 #define REPS_MAX 10000

@@ -3,6 +3,7 @@
 #include "report.h"
 #include "check.h"
 #include "exitcodes.h"
+#include "json.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -126,32 +127,10 @@ static void csv_text_row(const report *r, const char *variant, const char *metri
     puts(",text");
 }
 
-/* ---- JSON: strings escaped per RFC 8259; non-finite numbers become null ---- */
+/* ---- JSON: one document, built from json.h's primitives ---- */
 
-static void json_string(const char *s)
-{
-    putchar('"');
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\')
-            printf("\\%c", c);
-        else if (c == '\n')
-            fputs("\\n", stdout);
-        else if (c < 0x20)
-            printf("\\u%04x", c);
-        else
-            putchar(c);
-    }
-    putchar('"');
-}
-
-static void json_number(double v)
-{
-    if (isfinite(v))
-        printf("%.10g", v);
-    else
-        fputs("null", stdout);
-}
+static void json_string(const char *s) { json_write_string(stdout, s); }
+static void json_number(double v) { json_write_number(stdout, v); }
 
 static void json_key(const char *key)
 {
@@ -254,6 +233,12 @@ report *report_begin(const program_info *prog, const common_options *opt, const 
     }
     report_param(r, "quick", opt->quick, "bool");
     report_param(r, "reps", opt->reps, "count");
+    /* CUPTI adds work to every launch and copy: a traced timing is not the
+     * timing the lab would report without it, and the report says so. */
+    report_param(r, "tracing", opt->trace || opt->timeline, "bool");
+    if (r->format == FORMAT_TEXT && (opt->trace || opt->timeline))
+        printf("note: tracing is on (--trace/--timeline): the timings include CUPTI's "
+               "overhead\n");
     return r;
 }
 
@@ -294,7 +279,8 @@ void report_param(report *r, const char *name, double value, const char *unit)
     add_row(&r->params, "parameter", name, value, unit);
     if (r->format == FORMAT_CSV)
         csv_row(r, "parameter", name, value, unit);
-    else if (r->format == FORMAT_TEXT && strcmp(name, "quick") && strcmp(name, "reps"))
+    else if (r->format == FORMAT_TEXT && strcmp(name, "quick") && strcmp(name, "reps") &&
+             strcmp(name, "tracing"))
         printf("  %-40s %s %s\n", name, format_value(v, sizeof v, value), unit);
 }
 

@@ -8,6 +8,7 @@
 #include "options.h"
 #include "report.h"
 #include "stats.h"
+#include "timeline.h"
 #include "timing.h"
 
 #endif

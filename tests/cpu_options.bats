@@ -43,6 +43,9 @@ bad() {
 @test "a flag given a value is a usage error" { bad --quick=yes "--quick"; }
 @test "--csv and --json together are a usage error" { bad --csv --json "--csv and --json"; }
 
+@test "--trace to a folder that does not exist is a usage error" { bad --trace /nonexistent/t.json "--trace"; }
+@test "--trace to a file of unknown type is a usage error" { bad --trace t.txt ".json"; }
+
 @test "--help wins over a mistake beside it" {
     run ./lab00 --reps 0 --help
     assert_success

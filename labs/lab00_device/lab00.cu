@@ -143,7 +143,9 @@ static void measure_link(report *r, const device_info *d, const common_options *
 
     struct copy_test c = {d_buf, h_src, bytes, 0, {0, 0}};
     CUDA_CHECK(cudaStreamCreateWithFlags(&c.stream, cudaStreamNonBlocking));
+    timeline_name_stream(c.stream, "copies");
     event_timer_create(&c.timer);
+    timeline_span_begin("link");
 
     double raw = pcie_raw_gbps(d->pcie_gen, d->pcie_width);
     stats h2d = bandwidth(&c, opt->reps);
@@ -151,6 +153,7 @@ static void measure_link(report *r, const device_info *d, const common_options *
     c.dst = h_back;
     c.src = d_buf;
     stats d2h = bandwidth(&c, opt->reps);
+    timeline_span_end();
     if (raw > 0) {
         report_compare(r, "pinned H2D", "bandwidth", raw, &h2d, "GB/s");
         report_compare(r, "pinned D2H", "bandwidth", raw, &d2h, "GB/s");
@@ -271,6 +274,7 @@ int main(int argc, char **argv)
         fail_usage("--size-mib %d is more than half of this GPU's free memory (%zu MiB)",
                    size_mib, dev.free_memory >> 20);
     report *r = report_begin(&lab, &opt, &dev);
+    timeline_start(&opt);
 
     report_capabilities(r, &dev);
     measure_link(r, &dev, &opt);
@@ -278,9 +282,13 @@ int main(int argc, char **argv)
     report_section(r, "The labs' tools: kernels of known duration");
     cudaStream_t stream;
     CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    timeline_name_stream(stream, "kernels");
+    timeline_span_begin("kernels");
     check_spin(r, &opt, stream);
     check_affine(r, &opt, stream);
+    timeline_span_end();
     CUDA_CHECK(cudaStreamDestroy(stream));
+    timeline_finish(r, &opt);
 
     report_hint(r, "another process may be using this GPU or its link (see nvidia-smi), "
                    "or the GPU's clock is still ramping up");

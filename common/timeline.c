@@ -1,0 +1,289 @@
+/* The timeline: CUPTI activity records into a trace; see timeline.h.
+ *
+ * Built with CUPTI when the Makefile finds it (STREAMLAB_CUPTI); without it
+ * the same calls exist and --trace says plainly that this build cannot. */
+#define _GNU_SOURCE
+#include "timeline.h"
+#include "check.h"
+#include "trace.h"
+
+#include <nvtx3/nvToolsExt.h>
+#include <nvtx3/nvToolsExtCudaRt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+static int active;
+static trace recorded;
+
+static void name_stream_for_profilers(cudaStream_t stream, const char *name)
+{
+    nvtxNameCudaStreamA(stream, name); /* what Nsight Systems shows */
+}
+
+#ifdef STREAMLAB_CUPTI
+#include <cupti.h>
+#include <pthread.h>
+
+static uint64_t time_zero;       /* cuptiGetTimestamp() when recording began */
+static uint64_t span_start;
+static char span_name[64];
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER; /* CUPTI calls back from its own thread */
+
+static void cupti_check(CUptiResult res, const char *call)
+{
+    if (res == CUPTI_SUCCESS)
+        return;
+    const char *text = "unknown";
+    cuptiGetResultString(res, &text);
+    fail_cannot_run("tracing failed: %s: %s", call, text);
+}
+
+static uint64_t since_zero(uint64_t t) { return t > time_zero ? t - time_zero : 0; }
+
+/* CUPTI reports kernel names mangled: "_Z11spin_for_nsm" is spin_for_ns. */
+static void plain_kernel_name(const char *mangled, char *out, size_t size)
+{
+    const char *p = mangled;
+    if (p && p[0] == '_' && p[1] == 'Z') {
+        char *end;
+        long len = strtol(p + 2, &end, 10);
+        if (len > 0 && (size_t)len < size && (long)strlen(end) >= len) {
+            snprintf(out, size, "%.*s", (int)len, end);
+            return;
+        }
+    }
+    snprintf(out, size, "%s", p ? p : "kernel");
+}
+
+static const char *memory_kind(uint8_t kind)
+{
+    switch (kind) {
+    case CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE: return "pageable";
+    case CUPTI_ACTIVITY_MEMORY_KIND_PINNED: return "pinned";
+    case CUPTI_ACTIVITY_MEMORY_KIND_DEVICE: return "device";
+    case CUPTI_ACTIVITY_MEMORY_KIND_MANAGED: return "managed";
+    default: return "other";
+    }
+}
+
+static const char *sync_kind(CUpti_ActivitySynchronizationType type)
+{
+    switch (type) {
+    case CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_EVENT_SYNCHRONIZE: return "cudaEventSynchronize";
+    case CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_WAIT_EVENT: return "cudaStreamWaitEvent";
+    case CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE: return "cudaStreamSynchronize";
+    case CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_CONTEXT_SYNCHRONIZE: return "cudaDeviceSynchronize";
+    default: return "synchronize";
+    }
+}
+
+/* One CUPTI record into the trace's plain form. */
+static void convert(const CUpti_Activity *a)
+{
+    trace_record r;
+    memset(&r, 0, sizeof r);
+    if (a->kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) {
+        const CUpti_ActivityKernel10 *k = (const CUpti_ActivityKernel10 *)a;
+        r.kind = TRACE_KERNEL;
+        r.stream = k->streamId;
+        r.start = since_zero(k->start);
+        r.end = since_zero(k->end);
+        plain_kernel_name(k->name, r.name, sizeof r.name);
+        snprintf(r.detail, sizeof r.detail, "grid %dx%dx%d block %dx%dx%d", k->gridX, k->gridY,
+                 k->gridZ, k->blockX, k->blockY, k->blockZ);
+    } else if (a->kind == CUPTI_ACTIVITY_KIND_MEMCPY) {
+        const CUpti_ActivityMemcpy6 *m = (const CUpti_ActivityMemcpy6 *)a;
+        r.kind = m->copyKind == CUPTI_ACTIVITY_MEMCPY_KIND_HTOD   ? TRACE_H2D
+                 : m->copyKind == CUPTI_ACTIVITY_MEMCPY_KIND_DTOH ? TRACE_D2H
+                                                                   : TRACE_COPY;
+        r.stream = m->streamId;
+        r.start = since_zero(m->start);
+        r.end = since_zero(m->end);
+        r.bytes = m->bytes;
+        snprintf(r.name, sizeof r.name, "%s %.3g MiB",
+                 r.kind == TRACE_H2D ? "H2D" : r.kind == TRACE_D2H ? "D2H" : "copy",
+                 m->bytes / 1048576.0);
+        snprintf(r.detail, sizeof r.detail, "%s -> %s", memory_kind(m->srcKind),
+                 memory_kind(m->dstKind));
+    } else if (a->kind == CUPTI_ACTIVITY_KIND_MEMSET) {
+        const CUpti_ActivityMemset4 *m = (const CUpti_ActivityMemset4 *)a;
+        r.kind = TRACE_MEMSET;
+        r.stream = m->streamId;
+        r.start = since_zero(m->start);
+        r.end = since_zero(m->end);
+        r.bytes = m->bytes;
+        snprintf(r.name, sizeof r.name, "memset %.3g MiB", m->bytes / 1048576.0);
+        snprintf(r.detail, sizeof r.detail, "value %u", m->value);
+    } else if (a->kind == CUPTI_ACTIVITY_KIND_SYNCHRONIZATION) {
+        const CUpti_ActivitySynchronization2 *s = (const CUpti_ActivitySynchronization2 *)a;
+        r.kind = TRACE_SYNC;
+        r.stream = s->streamId == (uint32_t)CUPTI_SYNCHRONIZATION_INVALID_VALUE ? 0 : s->streamId;
+        r.start = since_zero(s->start);
+        r.end = since_zero(s->end);
+        snprintf(r.name, sizeof r.name, "%s", sync_kind(s->type));
+        snprintf(r.detail, sizeof r.detail, "the host waits");
+    } else {
+        return;
+    }
+    trace_add_record(&recorded, &r);
+}
+
+enum { BUFFER_BYTES = 8 << 20, BUFFER_ALIGN = 8 };
+
+static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *max_records)
+{
+    *buffer = aligned_alloc(BUFFER_ALIGN, BUFFER_BYTES);
+    *size = *buffer ? BUFFER_BYTES : 0;
+    *max_records = 0; /* as many as fit */
+}
+
+static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream_id, uint8_t *buffer,
+                                      size_t size, size_t valid)
+{
+    CUpti_Activity *record = NULL;
+    size_t dropped = 0;
+    pthread_mutex_lock(&lock);
+    while (cuptiActivityGetNextRecord(buffer, valid, &record) == CUPTI_SUCCESS)
+        convert(record);
+    if (cuptiActivityGetNumDroppedRecords(ctx, stream_id, &dropped) == CUPTI_SUCCESS)
+        recorded.dropped += dropped;
+    pthread_mutex_unlock(&lock);
+    free(buffer);
+    (void)size;
+}
+
+/* Kernels of the CONCURRENT_KERNEL kind: the plain KERNEL kind would make
+ * CUPTI serialise every kernel, destroying the very overlap we want to see. */
+static const CUpti_ActivityKind kinds[] = {
+    CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
+    CUPTI_ACTIVITY_KIND_MEMSET, CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,
+};
+enum { N_KINDS = sizeof kinds / sizeof kinds[0] };
+
+void timeline_start(const common_options *opt)
+{
+    if (!opt->trace && !opt->timeline)
+        return;
+    cupti_check(cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed),
+                "cuptiActivityRegisterCallbacks");
+    for (int i = 0; i < N_KINDS; i++)
+        cupti_check(cuptiActivityEnable(kinds[i]), "cuptiActivityEnable");
+    cupti_check(cuptiGetTimestamp(&time_zero), "cuptiGetTimestamp");
+    active = 1;
+    /* Work a lab sends to stream 0 (cudaMemcpy, cudaMemset, <<<g, b>>>) lands
+     * here; naming it makes that visible in the timeline. */
+    timeline_name_stream(cudaStreamLegacy, "legacy stream 0");
+}
+
+void timeline_name_stream(cudaStream_t stream, const char *name)
+{
+    uint32_t id;
+    name_stream_for_profilers(stream, name);
+    if (active && cuptiGetStreamIdEx(NULL, (CUstream)stream, 0, &id) == CUPTI_SUCCESS)
+        trace_add_stream(&recorded, id, name);
+}
+
+void timeline_span_begin(const char *name)
+{
+    nvtxRangePushA(name);
+    if (!active)
+        return;
+    CUDA_CHECK(cudaDeviceSynchronize()); /* the span holds only its own work */
+    cuptiGetTimestamp(&span_start);
+    snprintf(span_name, sizeof span_name, "%s", name);
+}
+
+void timeline_span_end(void)
+{
+    nvtxRangePop();
+    if (!active)
+        return;
+    uint64_t now;
+    CUDA_CHECK(cudaDeviceSynchronize());
+    cuptiGetTimestamp(&now);
+    pthread_mutex_lock(&lock);
+    trace_add_span(&recorded, since_zero(span_start), since_zero(now), span_name);
+    pthread_mutex_unlock(&lock);
+}
+
+static void stop_recording(void)
+{
+    CUDA_CHECK(cudaDeviceSynchronize());
+    cupti_check(cuptiActivityFlushAll(1), "cuptiActivityFlushAll");
+    for (int i = 0; i < N_KINDS; i++)
+        cuptiActivityDisable(kinds[i]);
+    active = 0;
+}
+#else /* no CUPTI in this build */
+
+void timeline_start(const common_options *opt)
+{
+    if (opt->trace || opt->timeline)
+        fail_cannot_run("this build has no CUPTI, so --trace and --timeline are unavailable: "
+                        "install the CUDA toolkit's CUPTI and rebuild (make clean && make)");
+}
+
+void timeline_name_stream(cudaStream_t stream, const char *name)
+{
+    name_stream_for_profilers(stream, name);
+}
+
+void timeline_span_begin(const char *name) { nvtxRangePushA(name); }
+void timeline_span_end(void) { nvtxRangePop(); }
+static void stop_recording(void) {}
+#endif
+
+int timeline_active(void) { return active; }
+
+static int terminal_width(void)
+{
+    struct winsize ws;
+    const char *columns = getenv("COLUMNS");
+    int w = 120;
+    if (isatty(STDOUT_FILENO) && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0)
+        w = ws.ws_col;
+    else if (columns && atoi(columns) > 0)
+        w = atoi(columns);
+    return w < 60 ? 60 : w > 400 ? 400 : w;
+}
+
+/* Written under a temporary name and renamed when complete: an interrupted
+ * run never leaves a half-written trace under the name asked for. */
+static void write_trace(const char *path)
+{
+    size_t len = strlen(path);
+    char *partial = xmalloc(len + sizeof ".partial");
+    sprintf(partial, "%s.partial", path);
+    FILE *f = fopen(partial, "w");
+    if (!f)
+        fail_usage("--trace %s cannot be written", path);
+    int json = len > 5 && strcmp(path + len - 5, ".json") == 0;
+    int failed = json ? trace_write_chrome(&recorded, program_name, f)
+                      : trace_write_records(&recorded, f);
+    if (fclose(f) != 0 || failed || rename(partial, path) != 0) {
+        remove(partial);
+        fail_cannot_run("writing the trace %s failed", path);
+    }
+    free(partial);
+}
+
+void timeline_finish(report *r, const common_options *opt)
+{
+    if (!active)
+        return;
+    stop_recording();
+    for (int i = 0; i < recorded.n_spans; i++) {
+        const trace_span *s = &recorded.spans[i];
+        report_value(r, s->name, "trace_overlap", 100 * trace_overlap(&recorded, s->start, s->end),
+                     "%");
+    }
+    report_value(r, "trace", "dropped_records", (double)recorded.dropped, "count");
+    if (opt->trace)
+        write_trace(opt->trace);
+    if (opt->timeline)
+        trace_draw_text(&recorded, terminal_width(), opt->csv || opt->json ? stderr : stdout);
+    trace_free(&recorded);
+}

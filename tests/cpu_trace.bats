@@ -1,0 +1,91 @@
+#!/usr/bin/env bats
+# The timeline's writers on recorded runs: a real H100 run of lab00
+# (tests/fixtures/h100-lab00.tsv) and a small trace made by hand whose
+# overlaps are worked out in its comments. No GPU needed.
+
+load test_helper
+
+H100="$ROOT/tests/fixtures/h100-lab00.tsv"
+HAND="$ROOT/tests/fixtures/two-kernels.tsv"
+
+trace_check() { python3 "$ROOT/tests/tools/trace_check.py" "$@"; }
+
+@test "the Chrome trace of a real H100 run follows the Trace Event Format" {
+    "$TOOLS/trace_test" chrome "$H100" >"$BATS_TEST_TMPDIR/t.json"
+    run trace_check validate "$BATS_TEST_TMPDIR/t.json"
+    assert_success
+    run trace_check spans "$BATS_TEST_TMPDIR/t.json"
+    assert_output $'link\nkernels'
+}
+
+@test "the Chrome trace has one named track per stream and copies carry direction and size" {
+    "$TOOLS/trace_test" chrome "$H100" >"$BATS_TEST_TMPDIR/t.json"
+    run python3 - "$BATS_TEST_TMPDIR/t.json" <<'PY'
+import json, sys
+events = json.load(open(sys.argv[1]))["traceEvents"]
+tracks = {e["args"]["name"] for e in events if e["name"] == "thread_name"}
+assert {"variants", "copies", "kernels", "host waits"} <= tracks, tracks
+copies = [e for e in events if e.get("cat") in ("h2d", "d2h")]
+assert copies and all(e["args"]["bytes"] > 0 for e in copies)
+assert {e["args"]["direction"] for e in copies} == {"H2D", "D2H"}
+assert any(e["args"]["detail"] == "pinned -> device" for e in copies)
+PY
+    assert_success
+}
+
+@test "overlap is the share of busy time with two operations in flight, as worked out by hand" {
+    run "$TOOLS/trace_test" overlap "$HAND"
+    # together: busy 0..100, both kernels in flight 40..60 -> 20%
+    # apart: the copies touch at 150 but never overlap -> 0%; host waits do not count
+    assert_output $'together\t20.0\napart\t0.0'
+}
+
+@test "the Chrome trace's own numbers give the same overlap, computed independently" {
+    "$TOOLS/trace_test" chrome "$HAND" >"$BATS_TEST_TMPDIR/t.json"
+    # kernel_a ran 60 ns, 20 of them beside kernel_b on another stream
+    run trace_check overlap "$BATS_TEST_TMPDIR/t.json" together kernel kernel
+    assert_output "0.3333"
+    run trace_check overlap "$BATS_TEST_TMPDIR/t.json" apart h2d d2h
+    assert_output "0.0000"
+}
+
+@test "the H100 run of lab00 has no overlap: one stream at a time" {
+    run "$TOOLS/trace_test" overlap "$H100"
+    assert_output $'link\t0.0\nkernels\t0.0'
+}
+
+@test "the text timeline draws one row per stream and engine, a legend and the overlap" {
+    run "$TOOLS/trace_test" text "$H100" 100
+    assert_success
+    assert_output --partial "legend: H host-to-device copy, K kernel or memset, D device-to-host copy"
+    assert_line --regexp '^variants +\|link +\|kernels'
+    assert_line --regexp '^copies H2D +H+ *$'
+    assert_line --regexp '^copies D2H +D+ *$'
+    assert_line --regexp '^kernels kernel +K+ +K+ *$'
+    assert_line --regexp '^host waits +S'
+    assert_output --partial "overlap (share of GPU-busy time with 2+ operations in flight): link 0%, kernels 0%"
+}
+
+@test "the text timeline fits the width it is given" {
+    for width in 60 100 200; do
+        run "$TOOLS/trace_test" text "$H100" "$width"
+        while IFS= read -r line; do
+            [[ "$line" == timeline:* || "$line" == legend:* || "$line" == overlap* ]] && continue
+            [ "${#line}" -le "$width" ] || fail "width $width: line of ${#line}: $line"
+        done <<<"$output"
+    done
+}
+
+@test "two kernels side by side are drawn in the same columns" {
+    run "$TOOLS/trace_test" text "$HAND" 126
+    # 126 columns less 26 of labels: 200 ns over 100 columns; kernel_a covers columns 0-29, kernel_b 20-49
+    assert_line --regexp '^stream A kernel +K{30} {70}$'
+    assert_line --regexp '^stream B kernel +( ){20}K{30} {50}$'
+}
+
+@test "a malformed record file is refused with its line number" {
+    printf 'record\tkernel\t1\t50\t10\t0\tbackwards\tend before start\n' >"$BATS_TEST_TMPDIR/bad.tsv"
+    run "$TOOLS/trace_test" text "$BATS_TEST_TMPDIR/bad.tsv"
+    assert_failure 1
+    assert_output --partial "bad.tsv:1: not a trace record"
+}
