@@ -1,0 +1,140 @@
+#!/usr/bin/env bats
+# lab04 on a real GPU: a three-stage batch pipeline (H2D, kernel, D2H) reaches
+# 90% of its ideal speedup with enough streams; the double buffer's two
+# streams are held to the streams' bound (about 2x on a balanced load);
+# pageable memory loses the overlap; the sweep peaks where the kernel takes as
+# long as the upload; ex04 as given does not overlap, its solution does.
+
+load test_helper
+
+setup() { require_gpu; }
+
+# ok PYTHON-EXPRESSION MESSAGE: fails with MESSAGE unless the expression is true.
+ok() { python3 -c "import sys; sys.exit(not ($1))" || fail "$2"; }
+
+# predicted FILE VARIANT METRIC: the model's value for a measurement in a JSON report.
+predicted() {
+    python3 -c "import json; d = json.load(open('$1'))
+print([p['value'] for p in d['predictions'] if p['variant'] == '$2' and p['metric'] == '$3'][0])"
+}
+
+# seconds COMMAND...: runs it (output discarded) and prints how long it took.
+seconds() {
+    local start end
+    start=$(date +%s.%N)
+    "$@" >/dev/null || true # the exercise as given exits 4: only the time counts here
+    end=$(date +%s.%N)
+    python3 -c "print($end - $start)"
+}
+
+@test "lab04 --quick verifies every output and reaches 90% of the ideal speedup" {
+    run ./lab04 --quick
+    assert_success
+    assert_output --partial "[ok]   outputs_verified"
+    assert_output --partial "observed: yes pipeline_reaches_ideal"
+    assert_output --partial "result: results correct, effect observed (exit 0)"
+}
+
+@test "lab04, ex04 and sol04 --quick each finish in under one second" {
+    for p in $(programs | grep -xE 'lab04|ex04|sol04'); do
+        t=$(seconds "./$p" --quick)
+        ok "$t < 1.0" "$p --quick took $t s"
+    done
+}
+
+@test "the default run verifies every variant and prints each one's speedup and efficiency" {
+    ./lab04 --json >"$BATS_TEST_TMPDIR/r.json"
+    f="$BATS_TEST_TMPDIR/r.json"
+    run report json "$f"
+    assert_output "0"
+    for v in "double buffered" "2 streams depth" "2 streams breadth" "3 streams depth" \
+        "3 streams breadth" "4 streams depth" "4 streams breadth" "8 streams depth" \
+        "8 streams breadth"; do
+        report value "$f" "$v" speedup >/dev/null || fail "no speedup for $v"
+        report value "$f" "$v" efficiency >/dev/null || fail "no efficiency for $v"
+    done
+    run report get "$f" checks.0.passed
+    assert_output "true"
+}
+
+@test "the serial run takes the sum of its stages, within 10%" {
+    ./lab04 --quick --json >"$BATS_TEST_TMPDIR/r.json"
+    f="$BATS_TEST_TMPDIR/r.json"
+    measured=$(report value "$f" serial time)
+    model=$(predicted "$f" serial time)
+    ok "0.9 * $model <= $measured <= 1.1 * $model" "serial $measured ms, model n(h+k+d) $model ms"
+}
+
+@test "two streams are held to the streams' bound; three or more go past it" {
+    ./lab04 --json >"$BATS_TEST_TMPDIR/r.json"
+    f="$BATS_TEST_TMPDIR/r.json"
+    # each stream runs its batches' three stages in turn: the model (about 2x
+    # on a balanced load), within 15%
+    measured=$(report value "$f" "double buffered" time)
+    model=$(predicted "$f" "double buffered" time)
+    ok "0.85 * $model <= $measured <= 1.15 * $model" "double buffered $measured ms, model $model ms"
+    # the model says 2.88x / 1.92x = 1.5 for 3 streams on a balanced load
+    two=$(report value "$f" "double buffered" speedup)
+    for v in "3 streams depth" "4 streams depth"; do
+        many=$(report value "$f" "$v" speedup)
+        ok "$many >= 1.25 * $two" "$v ${many}x is not well past the double buffer's ${two}x"
+    done
+}
+
+@test "from pageable memory the overlap vanishes" {
+    ./lab04 --quick --json >"$BATS_TEST_TMPDIR/r.json"
+    f="$BATS_TEST_TMPDIR/r.json"
+    measured=$(report value "$f" pageable time)
+    model=$(predicted "$f" pageable time)
+    # the model is no overlap at all: n(h+k+d) with the pageable copy times
+    ok "$measured >= 0.85 * $model" "pageable $measured ms, faster than no overlap ($model ms)"
+    paged=$(report value "$f" pageable speedup)
+    pinned=$(report value "$f" "double buffered" speedup)
+    ok "$paged < $pinned" "pageable ${paged}x is not slower than the pinned double buffer ${pinned}x"
+}
+
+@test "lab04 --sweep finishes in under 20 s and its speedup peaks where the kernel matches the upload" {
+    t=$(seconds sh -c "./lab04 --sweep --csv >'$BATS_TEST_TMPDIR/s.csv'")
+    ok "$t < 20" "lab04 --sweep took $t s"
+    f="$BATS_TEST_TMPDIR/s.csv"
+    run report csv "$f"
+    assert_success
+    run report value "$f" verdict speedup_peaks_at_balance
+    assert_output "1"
+    # the rows a plot reads: one variant per kernel time, predicted and measured speedups
+    run python3 - "$f" <<'PY'
+import csv, sys
+rows = [r for r in csv.DictReader(open(sys.argv[1])) if r["variant"].startswith("sweep ")]
+points = {}
+for r in rows:
+    points.setdefault(r["variant"], {})[r["metric"]] = float(r["value"])
+assert len(points) == 7, sorted(points)
+for name, p in points.items():
+    for m in ("kernel_to_copy", "speedup_2_streams", "predicted_speedup_2_streams",
+              "speedup_4_streams", "predicted_speedup_4_streams"):
+        assert m in p, (name, m)
+peak = max(points.values(), key=lambda p: p["speedup_4_streams"])
+assert 0.5 <= peak["kernel_to_copy"] <= 2, peak
+PY
+    assert_success
+}
+
+@test "ex04 as given verifies its results but does not overlap, and names the TODO" {
+    run ./ex04 --quick
+    assert_failure 4
+    assert_output --partial "[ok]   outputs_verified"
+    assert_output --partial "observed: NO  pipeline_efficient"
+    assert_output --partial "TODO(student)"
+}
+
+@test "sol04 double-buffers with two sets and reaches 90% of the ideal speedup" {
+    [ -x ./sol04 ] || skip "solutions/ withheld"
+    run ./sol04 --quick
+    assert_success
+    assert_output --partial "observed: yes pipeline_efficient"
+    ./sol04 --quick --json >"$BATS_TEST_TMPDIR/s.json"
+    run report value "$BATS_TEST_TMPDIR/s.json" "your pipeline" buffer_sets
+    assert_output "2"
+    efficiency=$(report value "$BATS_TEST_TMPDIR/s.json" "your pipeline" efficiency)
+    ok "$efficiency >= 90" "sol04 efficiency $efficiency%"
+}
