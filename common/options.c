@@ -185,3 +185,12 @@ void options_parse(int argc, char **argv, const program_info *prog, common_optio
     if (c->trace)
         check_trace_path(c->trace);
 }
+
+int option_given(int argc, char **argv, const char *name)
+{
+    size_t len = strlen(name);
+    for (int i = 1; i < argc; i++)
+        if (strncmp(argv[i], name, len) == 0 && (argv[i][len] == '\0' || argv[i][len] == '='))
+            return 1;
+    return 0;
+}

@@ -53,6 +53,10 @@ typedef struct {
  * mistake. Sets program_name. */
 void options_parse(int argc, char **argv, const program_info *prog, common_options *common);
 
+/* 1 when argv holds --name as given ("--reps"), alone or as --name=value:
+ * lets --quick shrink a default without overriding a value the user typed. */
+int option_given(int argc, char **argv, const char *name);
+
 #ifdef __cplusplus
 }
 #endif

@@ -173,11 +173,6 @@ void timeline_start(const common_options *opt)
         cupti_check(cuptiActivityEnable(kinds[i]), "cuptiActivityEnable");
     cupti_check(cuptiGetTimestamp(&time_zero), "cuptiGetTimestamp");
     active = 1;
-    /* Work a lab sends to stream 0 (cudaMemcpy, cudaMemset, <<<g, b>>>) lands
-     * here; naming it makes that visible in the timeline. This file is built
-     * without --default-stream per-thread, so its 0 is the legacy stream
-     * (CUPTI refuses the cudaStreamLegacy handle itself). */
-    timeline_name_stream(0, "legacy stream 0");
 }
 
 void timeline_name_stream(cudaStream_t stream, const char *name)

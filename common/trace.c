@@ -59,7 +59,8 @@ const char *trace_stream_name(const trace *t, uint32_t id, char *buf, size_t siz
     for (int i = 0; i < t->n_streams; i++)
         if (t->streams[i].id == id)
             return t->streams[i].name;
-    snprintf(buf, size, "stream %" PRIu32, id);
+    /* CUPTI's own id: an unnamed stream, such as the legacy stream 0 */
+    snprintf(buf, size, "unnamed id %" PRIu32, id);
     return buf;
 }
 
@@ -344,11 +345,13 @@ void trace_draw_text(const trace *t, int width, FILE *out)
     fprintf(out, "legend: H host-to-device copy, K kernel or memset, D device-to-host copy, "
                  "C other copy, S host waiting on the GPU, | a variant begins\n");
     memset(cells, ' ', (size_t)cols);
+    for (int i = 0; i < t->n_spans; i++) { /* every start first, then names between them */
+        int at = (int)((t->spans[i].start - origin) / ns_per_col);
+        if (at < cols)
+            cells[at] = '|';
+    }
     for (int i = 0; i < t->n_spans; i++) {
         int at = (int)((t->spans[i].start - origin) / ns_per_col);
-        if (at >= cols)
-            continue;
-        cells[at] = '|';
         for (int k = 0; t->spans[i].name[k] && at + 1 + k < cols && cells[at + 1 + k] == ' '; k++)
             cells[at + 1 + k] = t->spans[i].name[k];
     }

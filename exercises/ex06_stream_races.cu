@@ -87,16 +87,6 @@ static void issue_pipeline(pipeline *p)
 
 /* ---- given: runs, verification, report ----------------------------------------------- */
 
-/* 1 when the command line named the option: --quick changes defaults only. */
-static int option_given(int argc, char **argv, const char *name)
-{
-    size_t len = strlen(name);
-    for (int i = 1; i < argc; i++)
-        if (strncmp(argv[i], name, len) == 0 && (argv[i][len] == '\0' || argv[i][len] == '='))
-            return 1;
-    return 0;
-}
-
 int main(int argc, char **argv)
 {
     common_options opt;

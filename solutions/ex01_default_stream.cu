@@ -152,15 +152,6 @@ static stats run(report *r, bench *b, cudaStream_t streams[2], const char *name,
     return t;
 }
 
-static int option_given(int argc, char **argv, const char *name)
-{
-    size_t len = strlen(name);
-    for (int i = 1; i < argc; i++)
-        if (strncmp(argv[i], name, len) == 0 && (argv[i][len] == '\0' || argv[i][len] == '='))
-            return 1;
-    return 0;
-}
-
 int main(int argc, char **argv)
 {
     common_options opt;

@@ -89,3 +89,25 @@ PY
     assert_failure 1
     assert_output --partial "bad.tsv:1: not a trace record"
 }
+
+@test "the recorded H100 trace of lab01 shows the barrier: blocking kernels alone, non-blocking together" {
+    run "$TOOLS/trace_test" overlap "$ROOT/tests/fixtures/h100-lab01.tsv"
+    assert_line $'a blocking+legacy\t0.0'
+    assert_line $'d blocking+stream0\t0.0'
+    "$TOOLS/trace_test" chrome "$ROOT/tests/fixtures/h100-lab01.tsv" >"$BATS_TEST_TMPDIR/t.json"
+    b=$(trace_check overlap "$BATS_TEST_TMPDIR/t.json" "b nonblocking+legacy" kernel kernel)
+    python3 -c "import sys; sys.exit(not $b > 0.9)" || fail "non-blocking kernels shared only $b"
+}
+
+@test "the recorded H100 trace of lab04 shows the serial comb and the pipeline's overlap" {
+    run "$TOOLS/trace_test" overlap "$ROOT/tests/fixtures/h100-lab04.tsv"
+    assert_line $'serial\t0.0'
+    assert_line $'pageable\t0.0'
+    "$TOOLS/trace_test" chrome "$ROOT/tests/fixtures/h100-lab04.tsv" >"$BATS_TEST_TMPDIR/t.json"
+    run trace_check validate "$BATS_TEST_TMPDIR/t.json"
+    assert_success
+    piped=$(trace_check overlap "$BATS_TEST_TMPDIR/t.json" "4 streams depth" kernel h2d)
+    python3 -c "import sys; sys.exit(not $piped > 0.78)" || fail "kernel time beside an upload: $piped"
+    run "$TOOLS/trace_test" text "$ROOT/tests/fixtures/h100-lab04.tsv" 150
+    assert_line --regexp '^stream 3 H2D +.*H'
+}

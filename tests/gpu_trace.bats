@@ -65,8 +65,3 @@ trace_check() { python3 "$ROOT/tests/tools/trace_check.py" "$@"; }
     assert_output "0"
     [[ "$stderr" == *"legend:"* ]]
 }
-
-@test "work on stream 0 appears under the legacy stream's name" {
-    ./lab00 --quick --trace "$BATS_TEST_TMPDIR/t.tsv" >/dev/null
-    grep -q $'^stream\t[0-9]*\tlegacy stream 0$' "$BATS_TEST_TMPDIR/t.tsv"
-}

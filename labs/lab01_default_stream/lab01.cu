@@ -195,15 +195,6 @@ static stats run_variant(report *r, bench *b, const variant *v, const char *name
  * sum/longest (serialised): 1.8 for two equal kernels. */
 static double serial_limit(double sum, double longest) { return 1 + 0.8 * (sum / longest - 1); }
 
-static int option_given(int argc, char **argv, const char *name)
-{
-    size_t len = strlen(name);
-    for (int i = 1; i < argc; i++)
-        if (strncmp(argv[i], name, len) == 0 && (argv[i][len] == '\0' || argv[i][len] == '='))
-            return 1;
-    return 0;
-}
-
 int main(int argc, char **argv)
 {
     common_options opt;
