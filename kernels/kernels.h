@@ -16,6 +16,18 @@
 #include <cuda_runtime_api.h>
 
 #ifdef __CUDACC__
+/* The GPU's nanosecond wall clock. Unlike clock64(), which counts SM cycles
+ * and so changes meaning with the clock speed, %globaltimer is in ns. It
+ * advances in steps of about a microsecond on some GPUs: fine for durations
+ * of milliseconds, the scale the labs use. Kernels that log when they ran
+ * read it too. */
+__device__ static inline uint64_t globaltimer_ns(void)
+{
+    uint64_t t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+}
+
 /* Every thread of the grid spins until `ns` nanoseconds of %globaltimer have
  * passed since it started. <<<1, 1>>> for one short task, a full grid to keep
  * every SM busy. */

@@ -45,13 +45,6 @@ typedef struct {
     unsigned long long start_ns, end_ns; /* %globaltimer when it began and ended */
 } launch_record;
 
-__device__ static inline uint64_t globaltimer_ns(void)
-{
-    uint64_t t;
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-    return t;
-}
-
 /* Spins `ns` of the GPU's clock, then records itself; ns = 0: one store. */
 __global__ void spin_and_log(uint64_t ns, uint64_t tag, launch_record *out)
 {

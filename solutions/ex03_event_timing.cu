@@ -46,13 +46,6 @@ typedef struct {
     unsigned long long elapsed_ns; /* how long it spun, by the GPU's own clock */
 } launch_record;
 
-__device__ static inline uint64_t globaltimer_ns(void)
-{
-    uint64_t t;
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-    return t;
-}
-
 /* spin_for_ns (kernels/spin.cu) plus one store, so every launch can be checked. */
 __global__ void spin_and_log(uint64_t ns, uint64_t tag, launch_record *out)
 {

@@ -55,13 +55,6 @@ static cudaStream_t create_critical_stream(void)
 
 /* ---- device code (as in lab05) ------------------------------------------------------ */
 
-__device__ static inline unsigned long long globaltimer_ns(void)
-{
-    unsigned long long t;
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-    return t;
-}
-
 /* One background block: busy for block_ns, then it counts itself. */
 __global__ void background_block(unsigned long long block_ns, unsigned long long *blocks_done)
 {

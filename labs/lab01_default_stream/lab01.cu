@@ -56,13 +56,6 @@ typedef struct {
     unsigned long long start_ns, end_ns; /* %globaltimer when it began and ended */
 } launch_record;
 
-__device__ static inline uint64_t globaltimer_ns(void)
-{
-    uint64_t t;
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-    return t;
-}
-
 /* Spins `ns` nanoseconds of the GPU's clock, then records itself, so the host
  * can check that every launch ran once for its time and see when it ran. With
  * ns = 0 it is the tiny operation: one thread, one store. Defined here, not

@@ -41,13 +41,6 @@ typedef struct {
     unsigned long long elapsed_ns; /* how long it spun, by the GPU's own clock */
 } launch_record;
 
-__device__ static inline uint64_t globaltimer_ns(void)
-{
-    uint64_t t;
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-    return t;
-}
-
 /* spin_for_ns (kernels/spin.cu) plus one store, so the host can check that
  * every launch ran, once, for at least the time asked. Nothing else in this
  * process launches it, so section 1 times its true first launch. */

@@ -39,13 +39,6 @@ enum { THREADS = 256, CRITICAL_STEPS = 2000, SMALL_COPY_BYTES = 256 << 10 };
 
 /* ---- device code ------------------------------------------------------------------ */
 
-__device__ static inline unsigned long long globaltimer_ns(void)
-{
-    unsigned long long t;
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-    return t;
-}
-
 /* One background block: busy for block_ns, then it counts itself so the host
  * can check that every block launched really ran. */
 __global__ void background_block(unsigned long long block_ns, unsigned long long *blocks_done)
