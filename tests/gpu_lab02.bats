@@ -21,8 +21,19 @@ seconds() {
     python3 -c "print($end - $start)"
 }
 
-@test "lab02 --quick verifies every kind of memory at every size and observes every effect" {
+# The effects are asserted on the default sweep (up to 256 MiB): once in
+# three H100 runs --quick's largest size, 16 MiB, measured pinned copies far
+# below the link. --quick is held to correctness.
+@test "lab02 --quick verifies every kind of memory at every size" {
     run ./lab02 --quick
+    [ "$status" -eq 0 ] || [ "$status" -eq 4 ] || fail "exit $status"
+    for k in pageable registered pinned; do
+        assert_output --partial "[ok]   ${k}_bytes_intact"
+    done
+}
+
+@test "lab02 verifies every kind of memory at every size and observes every effect" {
+    run ./lab02
     assert_success
     for k in pageable registered pinned; do
         assert_output --partial "[ok]   ${k}_bytes_intact"

@@ -35,7 +35,10 @@ trace_check() { python3 "$ROOT/tests/tools/trace_check.py" "$@"; }
 }
 
 @test "lab04's trace shows serial copies never beside kernels and pipelined copies beside them" {
-    ./lab04 --quick --trace "$BATS_TEST_TMPDIR/t.json" >/dev/null
+    # the lab's own verdict is not the point here (tracing slows copies: see
+    # lab00's handout), the trace is; exit 0 or 4 both mean results verified
+    run ./lab04 --quick --trace "$BATS_TEST_TMPDIR/t.json"
+    [ "$status" -eq 0 ] || [ "$status" -eq 4 ] || fail "exit $status"
     run trace_check validate "$BATS_TEST_TMPDIR/t.json"
     assert_success
     serial=$(trace_check overlap "$BATS_TEST_TMPDIR/t.json" serial kernel h2d)
@@ -49,7 +52,7 @@ trace_check() { python3 "$ROOT/tests/tools/trace_check.py" "$@"; }
 
 @test "lab04 --timeline draws the serial comb and the pipelined overlap in the terminal" {
     run ./lab04 --quick --timeline
-    assert_success
+    [ "$status" -eq 0 ] || [ "$status" -eq 4 ] || fail "exit $status"
     assert_output --partial "legend: H host-to-device copy, K kernel or memset, D device-to-host copy"
     assert_line --regexp '^variants +\|serial'
     assert_line --regexp 'H2D +.*H'
