@@ -40,3 +40,12 @@ load test_helper
     git check-ignore -q lab00
     git check-ignore -q build/libstreamlab.a
 }
+
+@test "without CUPTI the programs still build, and link no CUPTI (--trace then says it is unavailable)" {
+    run make -j2 CUPTI_LIBDIR= BUILD="$BATS_TEST_TMPDIR/build" BINDIR="$BATS_TEST_TMPDIR/bin" lab00
+    assert_success
+    refute_output --partial "warning"
+    refute_output --partial "STREAMLAB_CUPTI"
+    run bash -c "ldd '$BATS_TEST_TMPDIR/bin/lab00' | grep cupti"
+    assert_failure
+}
