@@ -296,6 +296,20 @@ void report_value(report *r, const char *variant, const char *metric, double val
                unit);
 }
 
+void report_samples(report *r, const char *variant, const char *metric, const double *v, int n,
+                    const char *unit)
+{
+    char name[128];
+    if (r->format == FORMAT_TEXT)
+        return;
+    snprintf(name, sizeof name, "%s_sample", metric);
+    for (int i = 0; i < n; i++) {
+        add_row(&r->measurements, variant, name, v[i], unit);
+        if (r->format == FORMAT_CSV)
+            csv_row(r, variant, name, v[i], unit);
+    }
+}
+
 void report_fact(report *r, const char *metric, double value, const char *unit,
                  const char *fmt, ...)
 {

@@ -37,6 +37,12 @@ void report_value(report *r, const char *variant, const char *metric, double val
 void report_stats(report *r, const char *variant, const char *metric, const stats *s,
                   const char *unit);
 
+/* Every sample behind a statistic, for plots of its distribution: in CSV
+ * one row per sample (metric "<metric>_sample"), in JSON the same rows among
+ * the measurements; the text format prints nothing (report_stats says it). */
+void report_samples(report *r, const char *variant, const char *metric, const double *v, int n,
+                    const char *unit);
+
 /* A fact about the GPU or the setup, with what it means for the lesson:
  * "copy_engines 3: an H2D and a D2H copy can run at once". The text format
  * prints the metric with spaces for underscores, then the explanation. */

@@ -39,7 +39,7 @@ static const program_info lab = {
     lab_options, sizeof lab_options / sizeof lab_options[0], 20,
 };
 
-enum { SMALLEST = 4096, MAX_SIZES = 24, POISON = 0xff };
+enum { SMALLEST = 4096, MAX_SIZES = 24, POISON = 0xff, MIN_SAMPLES = 7, WARMUP = 2 };
 enum kind { PAGEABLE, REGISTERED, PINNED, KINDS };
 enum dir { H2D, D2H, DIRS };
 static const char *const kind_name[KINDS] = {"pageable", "registered", "pinned"};
@@ -142,8 +142,8 @@ static void measure_limits(report *r, bench *b, const device_info *dev, int reps
 {
     report_section(r, "1. The model's two limits, at the largest size");
     /* lab00's method: one pinned copy per sample, events in a non-blocking stream. */
-    link[H2D] = copy_bandwidth(b, b->d_buf, b->pin_src, b->largest, 1, H2D, 2, reps);
-    link[D2H] = copy_bandwidth(b, b->pin_dst, b->d_buf, b->largest, 1, D2H, 2, reps);
+    link[H2D] = copy_bandwidth(b, b->d_buf, b->pin_src, b->largest, 1, H2D, WARMUP, reps);
+    link[D2H] = copy_bandwidth(b, b->pin_dst, b->d_buf, b->largest, 1, D2H, WARMUP, reps);
     report_stats(r, "link H2D", "bandwidth", &link[H2D], "GB/s");
     report_stats(r, "link D2H", "bandwidth", &link[D2H], "GB/s");
     double raw = pcie_raw_gbps(dev->pcie_gen, dev->pcie_width);
@@ -165,14 +165,16 @@ static void plan_sweep(sweep *s, size_t largest, int quick, int reps)
 {
     /* Small copies go in bulk (a sample moves at least 256 KiB), so the
      * events' resolution does not matter; each size gets about the same
-     * bytes, at least 3 samples: the large pageable copies (~30 ms each at
-     * 256 MiB) set the budget. */
+     * bytes, but at least MIN_SAMPLES: the verdict reads the largest size,
+     * and a median of 3 lets one short burst of traffic on a shared link
+     * decide it. The large pageable copies (~30 ms each at 256 MiB) set the
+     * budget. */
     const size_t sample_min = 256u << 10, budget = quick ? 8u << 20 : 64u << 20;
     s->n = 0;
     for (size_t bytes = SMALLEST; bytes <= largest && s->n < MAX_SIZES; bytes *= quick ? 4 : 2) {
         size_t per_sample = bytes > sample_min ? bytes : sample_min;
         int samples = (int)(budget / per_sample);
-        samples = samples < 3 ? 3 : samples;
+        samples = samples < MIN_SAMPLES ? MIN_SAMPLES : samples;
         s->bytes[s->n] = bytes;
         s->batch[s->n] = (int)(per_sample / bytes);
         s->samples[s->n] = samples < reps ? samples : reps;
@@ -182,7 +184,7 @@ static void plan_sweep(sweep *s, size_t largest, int quick, int reps)
         int last = s->n < MAX_SIZES ? s->n++ : s->n - 1;
         s->bytes[last] = largest;
         s->batch[last] = 1;
-        s->samples[last] = reps < 3 ? reps : 3;
+        s->samples[last] = reps < MIN_SAMPLES ? reps : MIN_SAMPLES;
     }
 }
 
@@ -196,10 +198,10 @@ static void sweep_kind(report *r, bench *b, sweep *s, enum kind k, uint32_t *src
     for (int i = 0; i < s->n; i++) {
         size_t bytes = s->bytes[i], words = bytes / sizeof(uint32_t);
         CUDA_CHECK(cudaMemsetAsync(b->d_buf, POISON, bytes, b->stream));
-        s->bw[k][H2D][i] = copy_bandwidth(b, b->d_buf, src, bytes, s->batch[i], H2D, 1,
+        s->bw[k][H2D][i] = copy_bandwidth(b, b->d_buf, src, bytes, s->batch[i], H2D, WARMUP,
                                           s->samples[i]);
         memset(dst, POISON, bytes); /* the stream is idle: its last event was waited for */
-        s->bw[k][D2H][i] = copy_bandwidth(b, dst, b->d_buf, bytes, s->batch[i], D2H, 1,
+        s->bw[k][D2H][i] = copy_bandwidth(b, dst, b->d_buf, bytes, s->batch[i], D2H, WARMUP,
                                           s->samples[i]);
         bad += count_mismatches_u32(dst, src, words, &first_bad);
         checked += words;
