@@ -50,6 +50,18 @@ stats stats_of(const double *samples, int n)
     return s;
 }
 
+stats stats_over(double k, const stats *t)
+{
+    stats s = *t;
+    s.median = k / t->median;
+    s.mean = k / t->mean;
+    s.p5 = k / t->p95;
+    s.p95 = k / t->p5;
+    s.min = k / t->max;
+    s.max = k / t->min;
+    return s;
+}
+
 double stats_spread(const stats *s)
 {
     return s->median > 0 ? (s->p95 - s->p5) / s->median : 0;

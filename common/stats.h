@@ -19,6 +19,12 @@ double percentile_sorted(const double *sorted, int n, double p);
 /* Summary of samples[0..n-1]; the samples are left as they were. n >= 1. */
 stats stats_of(const double *samples, int n);
 
+/* k divided by each statistic of t: a rate from times (bytes / ms), a
+ * speedup from times (serial ms / ms). The fastest sample is the largest
+ * rate, so p5 and p95 (and min and max) swap sides. The mean is k over the
+ * mean time: the rate of the average run, not the average rate. */
+stats stats_over(double k, const stats *t);
+
 /* p95 - p5 relative to the median: how much one sample could mislead. */
 double stats_spread(const stats *s);
 

@@ -19,6 +19,13 @@ load test_helper
     assert_output "n=1 median=7.5 p5=7.5 p95=7.5 min=7.5 max=7.5 mean=7.5 spread=0"
 }
 
+@test "a rate from times swaps p5 and p95: 100 over 1..10" {
+    run "$TOOLS/stats_test" --over 100 10 9 8 7 6 5 4 3 2 1
+    assert_success
+    # median 100/5.5, p5 = 100/p95 = 100/9.55, p95 = 100/1.45, min 100/10, max 100/1, mean 100/5.5
+    assert_output "n=10 median=18.1818 p5=10.4712 p95=68.9655 min=10 max=100 mean=18.1818 spread=3.21724"
+}
+
 @test "one outlier moves the mean but not the median" {
     run "$TOOLS/stats_test" 1 1 1 1 1 1 1 1 1 1000
     assert_output --partial "median=1 "

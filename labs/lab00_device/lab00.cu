@@ -103,16 +103,7 @@ static double gbps(size_t bytes, double ms) { return bytes / (ms * 1e6); }
 static stats bandwidth(struct copy_test *c, int reps)
 {
     stats t = measure(time_one_copy, c, 2, reps);
-    /* Bandwidth is bytes over time: the fastest copy is the highest
-     * bandwidth, so p5 and p95 swap sides. */
-    stats b = t;
-    b.median = gbps(c->bytes, t.median);
-    b.p5 = gbps(c->bytes, t.p95);
-    b.p95 = gbps(c->bytes, t.p5);
-    b.min = gbps(c->bytes, t.max);
-    b.max = gbps(c->bytes, t.min);
-    b.mean = gbps(c->bytes, t.mean);
-    return b;
+    return stats_over(c->bytes / 1e6, &t); /* bytes per ms / 1e6 = GB/s */
 }
 
 /* The plainest way to measure the same thing: `reps` copies back to back

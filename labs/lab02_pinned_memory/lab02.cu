@@ -73,21 +73,8 @@ typedef struct {                     /* ms, for both buffers of `largest` bytes 
     double touch, malloc_host, reg, unreg, free_host;
 } pin_costs;
 
-static double gbps(double bytes, double ms) { return bytes / (ms * 1e6); }
-
-/* Bandwidth from copy times: the fastest copy is the highest bandwidth, so
- * the percentiles swap sides. */
-static stats bandwidth_of(const stats *t, double bytes)
-{
-    stats b = *t;
-    b.median = gbps(bytes, t->median);
-    b.p5 = gbps(bytes, t->p95);
-    b.p95 = gbps(bytes, t->p5);
-    b.min = gbps(bytes, t->max);
-    b.max = gbps(bytes, t->min);
-    b.mean = gbps(bytes, t->mean);
-    return b;
-}
+/* GB/s from copy times in ms. */
+static stats bandwidth_of(const stats *t, double bytes) { return stats_over(bytes / 1e6, t); }
 
 static const char *size_label(char *buf, size_t size, size_t bytes)
 {

@@ -220,16 +220,6 @@ static double predicted_ms(stage_ms t, const shape *sh, int n, int engines)
     return max2(engines_ms(t, sh->chunks, n, engines), streams_ms(t, sh, n));
 }
 
-/* Speedup samples: serial time over each sample (the fastest sample is the
- * highest speedup, so p5 and p95 swap). */
-static stats speedup_of(double serial_ms, const stats *t)
-{
-    stats s = *t;
-    s.median = serial_ms / t->median, s.mean = serial_ms / t->mean;
-    s.p5 = serial_ms / t->p95, s.p95 = serial_ms / t->p5;
-    s.min = serial_ms / t->max, s.max = serial_ms / t->min;
-    return s;
-}
 
 /* ---- the lesson ------------------------------------------------------------------- */
 
@@ -415,7 +405,7 @@ static void run_sweep(report *r, pipeline *p, const affine_calibration *cal, sta
         double serial_model = p->n * (t.h + t.k + t.d);
         stats s = run_verified(p, &serial, name), two = run_verified(p, &twice, name),
               many = run_verified(p, &four, name);
-        stats s2 = speedup_of(s.median, &two), s4 = speedup_of(s.median, &many);
+        stats s2 = stats_over(s.median, &two), s4 = stats_over(s.median, &many);
         report_value(r, name, "kernel_to_copy", t.k / t.h, "ratio");
         report_compare(r, name, "speedup_2_streams",
                        serial_model / predicted_ms(t, &twice, p->n, engines), &s2, "x");
