@@ -22,8 +22,9 @@ load test_helper
 @test "a rate from times swaps p5 and p95: 100 over 1..10" {
     run "$TOOLS/stats_test" --over 100 10 9 8 7 6 5 4 3 2 1
     assert_success
-    # median 100/5.5, p5 = 100/p95 = 100/9.55, p95 = 100/1.45, min 100/10, max 100/1, mean 100/5.5
-    assert_output "n=10 median=18.1818 p5=10.4712 p95=68.9655 min=10 max=100 mean=18.1818 spread=3.21724"
+    # median 100/5.5, p5 = 100/p95 = 100/9.55, p95 = 100/1.45, min 100/10, max 100/1,
+    # mean 100/5.5, spread (68.9655 - 10.4712) / 18.1818
+    assert_output "n=10 median=18.1818 p5=10.4712 p95=68.9655 min=10 max=100 mean=18.1818 spread=3.21719"
 }
 
 @test "one outlier moves the mean but not the median" {
