@@ -116,16 +116,26 @@ static stats copy_bandwidth(bench *b, void *dst, const void *src, size_t bytes, 
 
 /* ---- 1. the two limits the model uses ------------------------------------------ */
 
+/* The driver's half of a pageable copy, done by hand: H2D copies the
+ * pageable source into pinned staging memory, D2H copies staging memory out
+ * to the pageable destination. Each direction is measured on the buffers its
+ * copies use: where the OS placed their pages (which NUMA node) sets the speed. */
+typedef struct {
+    void *dst;
+    const void *src;
+    size_t bytes;
+} host_copy_test;
+
 static double time_host_memcpy(void *ctx)
 {
-    bench *b = (bench *)ctx;
+    host_copy_test *c = (host_copy_test *)ctx;
     double t0 = host_time_ms();
-    memcpy(b->pin_dst, b->page_src, b->largest); /* pageable into pinned, as the driver does */
+    memcpy(c->dst, c->src, c->bytes);
     return host_time_ms() - t0;
 }
 
 static void measure_limits(report *r, bench *b, const device_info *dev, int reps,
-                           stats link[DIRS], stats *host_copy)
+                           stats link[DIRS], stats host_copy[DIRS])
 {
     report_section(r, "1. The model's two limits, at the largest size");
     /* lab00's method: one pinned copy per sample, events in a non-blocking stream. */
@@ -138,12 +148,18 @@ static void measure_limits(report *r, bench *b, const device_info *dev, int reps
         report_text(r, "  the link's practical limit: one pinned copy per sample, as lab00 "
                        "measures it\n  (the raw PCIe gen %d x%d rate is %.1f GB/s per direction)\n",
                     dev->pcie_gen, dev->pcie_width, raw);
-    stats t = measure(time_host_memcpy, b, 1, reps < 5 ? reps : 5);
-    *host_copy = bandwidth_of(&t, (double)b->largest);
-    report_stats(r, "host memcpy", "bandwidth", host_copy, "GB/s");
+    host_copy_test staging[DIRS] = {{b->pin_dst, b->page_src, b->largest},
+                                    {b->page_dst, b->pin_src, b->largest}};
+    for (int d = 0; d < DIRS; d++) {
+        char variant[32];
+        stats t = measure(time_host_memcpy, &staging[d], 1, reps < 5 ? reps : 5);
+        host_copy[d] = bandwidth_of(&t, (double)b->largest);
+        snprintf(variant, sizeof variant, "host memcpy %s", dir_name[d]);
+        report_stats(r, variant, "bandwidth", &host_copy[d], "GB/s");
+    }
     report_text(r, "  pageable data goes through a pinned staging buffer: the host copies it "
-                   "there (memcpy),\n  the GPU's copy engine takes it from there (the link): "
-                   "it cannot beat the slower of the two\n");
+                   "in (H2D) or out (D2H)\n  with memcpy, the copy engine moves it between there "
+                   "and the GPU (the link): it cannot beat\n  the slower of the two\n");
 }
 
 /* ---- 2. the sweep ------------------------------------------------------------------- */
@@ -238,7 +254,7 @@ static void report_sweep(report *r, const sweep *s, const common_options *opt)
 
 /* Returns the likely reason when a verdict is "no", else NULL. */
 static const char *judge(report *r, const sweep *s, const stats link[DIRS],
-                         const stats *host_copy)
+                         const stats host_copy[DIRS])
 {
     char label[32], variant[32];
     int last = s->n - 1, slow_pageable = 0, slow_pinned = 0;
@@ -246,7 +262,7 @@ static const char *judge(report *r, const sweep *s, const stats link[DIRS],
     report_text(r, "  predicted: pinned and registered = the link's limit; pageable = at most "
                    "the slower of host memcpy and link\n");
     for (int d = 0; d < DIRS; d++) {
-        double bound = host_copy->median < link[d].median ? host_copy->median : link[d].median;
+        double bound = host_copy[d].median < link[d].median ? host_copy[d].median : link[d].median;
         for (int k = 0; k < KINDS; k++) {
             snprintf(variant, sizeof variant, "%s %s", kind_name[k], dir_name[d]);
             report_compare(r, variant, "bandwidth", k == PAGEABLE ? bound : link[d].median,
@@ -273,7 +289,7 @@ static const char *judge(report *r, const sweep *s, const stats link[DIRS],
                "process may be using the GPU or its link (see nvidia-smi)";
     if (slow_pageable)
         return "pageable copies came close to pinned ones: this host copies memory fast "
-               "compared with its link (see the host memcpy line), or the copies were small "
+               "compared with its link (see the host memcpy lines), or the copies were small "
                "(--max-mib)";
     return NULL;
 }
@@ -425,9 +441,9 @@ int main(int argc, char **argv)
     fill_random_u32(b.pin_src, words, fresh_seed());
     memset(b.pin_dst, POISON, b.largest);
 
-    stats link[DIRS], host_copy;
+    stats link[DIRS], host_copy[DIRS];
     timeline_span_begin("limits");
-    measure_limits(r, &b, &dev, opt.reps, link, &host_copy);
+    measure_limits(r, &b, &dev, opt.reps, link, host_copy);
     timeline_span_end();
 
     sweep s;
@@ -448,7 +464,7 @@ int main(int argc, char **argv)
     sweep_kind(r, &b, &s, PINNED, b.pin_src, b.pin_dst);
     report_sweep(r, &s, &opt);
 
-    const char *why = judge(r, &s, link, &host_copy);
+    const char *why = judge(r, &s, link, host_copy);
     const char *why_async = async_trap(r, &b, (size_t)async_mib << 20, opt.reps < 5 ? opt.reps : 5);
     if (why || why_async)
         report_hint(r, "%s", why ? why : why_async);
