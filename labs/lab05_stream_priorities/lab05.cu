@@ -326,8 +326,9 @@ static int kernels_jump_queue(report *r, bench *b, const device_info *d, cudaStr
                 "%.0f us)\n", left_us, 0.9 * background_ms * 1e3);
     report_variant(r, "high priority", alone.latency.median + block_us / 2, &on_high);
     report_text(r, "  (predicted = alone + half a block: its blocks take the next slots that "
-                "free,\n   at a random point of a %.0f us block; p99 up to alone + %.0f us)\n",
-                block_us, block_us);
+                "free,\n   at a random point of a %.0f us block; p99 about alone + %.0f us, "
+                "plus the stretch of\n   its own run as its blocks wait for those slots: see "
+                "run below)\n", block_us, block_us);
     report_stats(r, "same priority", "run", &on_same.run, "us");
     report_stats(r, "high priority", "run", &on_high.run, "us");
     report_text(r, "  latency: host clock, launch call to completion; gpu latency: the same "
