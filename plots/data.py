@@ -1,0 +1,267 @@
+"""Reading a results folder: the labs' CSV reports, the meta file, a trace.
+
+Standard library only: `make results` uses this (for the spread table) on
+machines without matplotlib. Any problem with the input raises DataError
+with a message that names the file, and the line where there is one; the
+command line (plot.py) prints it and exits 1.
+"""
+import csv
+import json
+import math
+import os
+
+HEADER = ["lab", "variant", "metric", "value", "unit"]
+
+
+class DataError(Exception):
+    """Input that is missing, or not what the labs write."""
+
+
+class Report:
+    """One --csv report: (variant, metric) -> value, plus the rows in order."""
+
+    def __init__(self, path):
+        self.path = path
+        self.name = os.path.basename(path)
+        self.rows = []      # (variant, metric, value, unit), value a float or a text
+        self._first = {}    # (variant, metric) -> its first row
+        try:
+            with open(path, newline="") as f:
+                lines = list(csv.reader(f))
+        except FileNotFoundError:
+            raise DataError(f"{path}: no such file")
+        except (OSError, UnicodeDecodeError, csv.Error) as e:
+            raise DataError(f"{path}: cannot be read: {e}")
+        if not lines:
+            raise DataError(f"{path}: empty (did the lab fail before its report?)")
+        if lines[0] != HEADER:
+            raise DataError(f"{path} line 1: expected the header {','.join(HEADER)}, "
+                            f"found {','.join(lines[0])}")
+        for number, fields in enumerate(lines[1:], start=2):
+            self._add(number, fields)
+        if not self.rows:
+            raise DataError(f"{path}: a header but no rows")
+
+    def _add(self, number, fields):
+        if len(fields) != len(HEADER):
+            raise DataError(f"{self.path} line {number}: expected 5 fields "
+                            f"({','.join(HEADER)}), found {len(fields)}")
+        _lab, variant, metric, value, unit = fields
+        if unit != "text":
+            try:
+                value = float(value)  # also "inf" and "nan", which %g prints
+            except ValueError:
+                raise DataError(f"{self.path} line {number}: value {value!r} of "
+                                f"{variant},{metric} is not a number")
+        row = (variant, metric, value, unit)
+        self.rows.append(row)
+        self._first.setdefault((variant, metric), row)
+
+    def has(self, variant, metric):
+        return (variant, metric) in self._first
+
+    def value(self, variant, metric):
+        """The number in row variant,metric; DataError when there is none."""
+        row = self._first.get((variant, metric))
+        if row is None:
+            raise DataError(f"{self.path}: no row {variant},{metric} (written by an older "
+                            f"or a different program?)")
+        if isinstance(row[2], str) or not math.isfinite(row[2]):
+            raise DataError(f"{self.path}: row {variant},{metric} holds {row[2]!r}, "
+                            f"not a finite number")
+        return row[2]
+
+    def text(self, variant, metric):
+        row = self._first.get((variant, metric))
+        return row[2] if row and isinstance(row[2], str) else None
+
+    def unit(self, variant, metric):
+        self.value(variant, metric)
+        return self._first[(variant, metric)][3]
+
+    def stats(self, variant, metric):
+        """(median, p5, p95) of a report_stats or report_compare row."""
+        return tuple(self.value(variant, metric + suffix) for suffix in ("", "_p5", "_p95"))
+
+    def samples(self, variant, metric):
+        """Every sample report_samples wrote for variant,metric (empty if none)."""
+        name = metric + "_sample"
+        return [v for (var, met, v, _u) in self.rows if var == variant and met == name]
+
+    def variants(self, metric):
+        """The variants that have a row of this metric, in report order."""
+        seen = []
+        for variant, met, _v, _u in self.rows:
+            if met == metric and variant not in seen:
+                seen.append(variant)
+        return seen
+
+    def metrics(self, variant):
+        return [met for (var, met, _v, _u) in self.rows if var == variant]
+
+    @property
+    def device(self):
+        return self.text("device", "name")
+
+    @property
+    def exit_code(self):
+        return int(self.value("result", "exit_code")) if self.has("result", "exit_code") else None
+
+
+class Results:
+    """A folder that `make results` wrote (or docs/results/h100)."""
+
+    def __init__(self, folder):
+        if not os.path.isdir(folder):
+            raise DataError(f"{folder}: no such folder (run `make results` first, or name "
+                            f"one: make plots RESULTS=docs/results/h100)")
+        self.folder = folder
+        self.meta = read_meta(os.path.join(folder, "meta"))
+        self._reports = {}
+
+    def path(self, name):
+        return os.path.join(self.folder, name)
+
+    def has(self, name):
+        return os.path.isfile(self.path(name))
+
+    def report(self, stem, run=1):
+        """The report of program `stem` (lab02, lab04-sweep), first run or run N."""
+        name = f"{stem}.csv" if run == 1 else f"{stem}.run{run}.csv"
+        if name not in self._reports:
+            if not self.has(name):
+                why = self.waived(stem)
+                raise DataError(f"{self.path(name)}: missing" +
+                                (f": {stem} was {why}" if why else
+                                 f" (is {self.folder} a folder that `make results` wrote?)"))
+            self._reports[name] = Report(self.path(name))
+        return self._reports[name]
+
+    def runs(self, stem):
+        """Every run's report of `stem`, in order: stem.csv, stem.run2.csv, ..."""
+        reports, run = [], 1
+        while self.has(f"{stem}.csv" if run == 1 else f"{stem}.run{run}.csv"):
+            reports.append(self.report(stem, run))
+            run += 1
+        return reports
+
+    def waived(self, stem):
+        """The meta file's word on a lab that could not run here, or None."""
+        status = self.meta.get(stem, "")
+        return status if status.startswith("waived") else None
+
+    def missing_note(self, stem):
+        why = self.waived(stem)
+        return f"{stem}: {why}" if why else f"{stem}: no {stem}.csv in this folder"
+
+    @property
+    def gpu(self):
+        """The GPU's name: the meta file's, else the first report's device row."""
+        if self.meta.get("gpu"):
+            return self.meta["gpu"]
+        for name in sorted(os.listdir(self.folder)):
+            if name.endswith(".csv") and ".run" not in name:
+                try:
+                    device = Report(self.path(name)).device
+                except DataError:
+                    continue
+                if device:
+                    return device
+        return "unknown GPU"
+
+
+def read_meta(path):
+    """meta: one `key: value` a line (see plots/results.sh). Absent: empty."""
+    meta = {}
+    try:
+        with open(path) as f:
+            for line in f:
+                key, sep, value = line.partition(":")
+                if sep and not line.startswith("#"):
+                    meta[key.strip()] = value.strip()
+    except FileNotFoundError:
+        pass
+    except (OSError, UnicodeDecodeError) as e:
+        raise DataError(f"{path}: cannot be read: {e}")
+    return meta
+
+
+def newest(parent="results"):
+    """The results folder whose meta file was written last."""
+    found = []
+    if os.path.isdir(parent):
+        for name in os.listdir(parent):
+            meta = os.path.join(parent, name, "meta")
+            if not name.startswith(".") and os.path.isfile(meta):
+                found.append((os.path.getmtime(meta), os.path.join(parent, name)))
+    if not found:
+        raise DataError(f"no results in {parent}/ yet: run `make results` first, or name a "
+                        f"folder: make plots RESULTS=docs/results/h100")
+    return max(found)[1]
+
+
+# ---- the Chrome trace that --trace FILE.json writes (common/trace.c) --------------------
+
+class Trace:
+    """Tracks (one per stream), the variants' spans, GPU operations, host waits.
+
+    Times in the file are microseconds; here they are kept as they are.
+    """
+
+    def __init__(self, path):
+        self.path = path
+        try:
+            with open(path) as f:
+                doc = json.load(f)
+        except FileNotFoundError:
+            raise DataError(f"{path}: no such file")
+        except (OSError, UnicodeDecodeError, ValueError) as e:
+            raise DataError(f"{path}: not a Chrome trace (JSON): {e}")
+        events = doc.get("traceEvents") if isinstance(doc, dict) else None
+        if not isinstance(events, list):
+            raise DataError(f"{path}: no traceEvents list: not a trace that --trace wrote")
+        self.dropped = (doc.get("otherData") or {}).get("dropped_records", 0)
+        self.track_names, self.track_order = {}, {}
+        self.spans, self.ops, self.waits = [], [], []
+        for n, e in enumerate(events):
+            self._add(n, e)
+        if not self.spans or not self.ops:
+            raise DataError(f"{path}: no variants or no GPU operations in the trace")
+
+    def _add(self, n, e):
+        try:
+            if e["ph"] == "M" and e["name"] == "thread_name":
+                self.track_names[e["tid"]] = e["args"]["name"]
+            elif e["ph"] == "M" and e["name"] == "thread_sort_index":
+                self.track_order[e["tid"]] = e["args"]["sort_index"]
+            elif e["ph"] == "X":
+                item = {"track": e["tid"], "name": e["name"], "cat": e["cat"],
+                        "start": float(e["ts"]), "end": float(e["ts"]) + float(e["dur"])}
+                kind = {"variant": self.spans, "sync": self.waits}.get(e["cat"], self.ops)
+                kind.append(item)
+        except (KeyError, TypeError, ValueError) as err:
+            raise DataError(f"{self.path}: event {n} is malformed ({err!r} missing or wrong): "
+                            f"{str(e)[:120]}")
+
+    def span_names(self):
+        return [s["name"] for s in self.spans]
+
+    def last_run(self, span_name):
+        """The GPU operations of the last run inside a variant's span.
+
+        A span holds the warm-up and every timed run; the lab waits for each
+        run with one cudaEventSynchronize (lab04's run_once), so the ends of
+        those waits divide the span into runs. The last run is a timed one.
+        """
+        span = next((s for s in self.spans if s["name"] == span_name), None)
+        if span is None:
+            raise DataError(f"{self.path}: no variant '{span_name}' (variants: "
+                            f"{', '.join(self.span_names())})")
+        inside = [o for o in self.ops if span["start"] <= o["start"] < span["end"]]
+        if not inside:
+            raise DataError(f"{self.path}: variant '{span_name}' has no GPU operations")
+        ends = sorted(w["end"] for w in self.waits if w["name"] == "cudaEventSynchronize"
+                      and span["start"] <= w["end"] <= span["end"])
+        last_op_start = max(o["start"] for o in inside)
+        begin = max([t for t in ends if t <= last_op_start], default=span["start"])
+        return sorted((o for o in inside if o["start"] >= begin), key=lambda o: o["start"])

@@ -1,0 +1,80 @@
+"""Figure 2: lab02's bandwidth by copy size, H2D and D2H, for each kind of
+host memory, with the link's limit and host memcpy (pageable's bound)."""
+from matplotlib.ticker import FixedLocator, NullLocator
+
+import style
+from data import DataError
+
+NAME = "2-lab02-bandwidth.png"
+KINDS = ("pageable", "registered", "pinned")
+KIND_LABEL = {"pageable": "pageable (malloc)", "registered": "registered (cudaHostRegister)",
+              "pinned": "pinned (cudaMallocHost)"}
+PREFIX = "bandwidth@"
+DIRECTION = {"H2D": "host to device", "D2H": "device to host"}
+
+
+def sweep(report, variant):
+    """[(bytes, median, p5, p95)] of one kind and direction, by size."""
+    points = []
+    for metric in report.metrics(variant):
+        if metric.startswith(PREFIX) and metric[len(PREFIX):].isdigit():
+            median, p5, p95 = report.stats(variant, metric)
+            points.append((int(metric[len(PREFIX):]), median, p5, p95))
+    return sorted(points)
+
+
+def draw(results, out):
+    report = results.report("lab02")
+    fig, axes = style.figure(13, 5.8, ncols=2, sharey=True)
+    sizes = set()
+    for ax, direction in zip(axes, DIRECTION):
+        for kind in KINDS:
+            points = sweep(report, f"{kind} {direction}")
+            if not points:
+                raise DataError(f"{report.path}: no {PREFIX}<bytes> rows for "
+                                f"'{kind} {direction}' (the size sweep of lab02 --csv)")
+            sizes.update(p[0] for p in points)
+            x = [p[0] for p in points]
+            ax.fill_between(x, [p[2] for p in points], [p[3] for p in points],
+                            color=style.MEMORY[kind], alpha=0.15, linewidth=0)
+            ax.plot(x, [p[1] for p in points], style.MEMORY_LINE[kind],
+                    marker=style.MEMORY_MARKER[kind], markersize=4, color=style.MEMORY[kind],
+                    label=KIND_LABEL[kind])
+        link = report.value(f"link {direction}", "bandwidth")
+        limit_line(ax, link, f"the link's limit: {link:.1f} GB/s (pinned copies, as lab00)",
+                   color=style.LIMIT, linestyle="--", linewidth=1.2)
+        host = host_memcpy(report, direction)
+        limit_line(ax, host, f"host memcpy: {host:.1f} GB/s (pageable's bound)",
+                   color=style.PREDICTED, linestyle=":", linewidth=1.8, text_colour="#555555")
+        ax.set_title(f"{direction}: {DIRECTION[direction]}")
+        ax.set_xscale("log", base=2)
+        ax.set_xlabel("copy size (log scale)")
+        ax.legend(loc="upper left", bbox_to_anchor=(0, 0.89), fontsize=9.5)
+    ticks = sorted(sizes)[::2] if len(sizes) > 10 else sorted(sizes)
+    for ax in axes:
+        ax.xaxis.set_major_locator(FixedLocator(ticks))
+        ax.xaxis.set_minor_locator(NullLocator())
+        ax.set_xticklabels([style.bytes_label(t) for t in ticks], rotation=45, ha="right")
+    axes[0].set_ylabel("bandwidth (GB/s; median, band p5-p95)")
+    top = max(report.value(f"link {d}", "bandwidth") for d in DIRECTION)
+    axes[0].set_ylim(0, top * 1.12)
+    style.title(fig, "lab02: bandwidth by copy size and host memory", results.gpu)
+    fig.tight_layout()
+    return style.save(fig, out, NAME), None
+
+
+def host_memcpy(report, direction):
+    """The host's staging copy: per direction since lab02 measured both ways,
+    one `host memcpy` row in reports from before."""
+    variant = f"host memcpy {direction}"
+    return report.value(variant if report.has(variant, "bandwidth") else "host memcpy",
+                        "bandwidth")
+
+
+def limit_line(ax, y, text, text_colour=None, **line):
+    """A horizontal limit, labelled at the left where the curves are still
+    low; the curves stay drawn on top of the line and its label."""
+    ax.axhline(y, zorder=1, **line)
+    ax.text(0.01, y, text, transform=ax.get_yaxis_transform(), va="bottom", fontsize=9.5,
+            color=text_colour or line["color"], zorder=1.5,
+            bbox={"facecolor": "white", "alpha": 0.75, "edgecolor": "none", "pad": 1})

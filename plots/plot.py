@@ -1,0 +1,121 @@
+#!/usr/bin/env python3
+"""Charts of a results folder that `make results` wrote (see plots/results.sh).
+
+  python3 plots/plot.py all [FOLDER] [--out DIR]     every figure (make plots)
+  python3 plots/plot.py FIGURE [FOLDER] [--out DIR]  one of: speedups, bandwidth,
+                                                     sweep, timeline, latency
+  python3 plots/plot.py spread [FOLDER]              each lab's key number over
+                                                     RUNS=N runs: a table and spread.csv
+
+FOLDER defaults to the newest folder in results/; the PNGs go into it unless
+--out names another. Every number comes from the labs' CSV reports and the
+lab04 trace. Exit codes: 0 done; 1 the input is missing or malformed (the
+message names the file and line); 2 usage.
+"""
+import argparse
+import csv
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from data import DataError, Results, newest  # noqa: E402 (after the path is set)
+
+# name -> (module, what it draws). Each module's draw(results, out) writes
+# one PNG into out and returns (its path, a note or None). They are imported
+# only when drawn, so `spread` works where matplotlib is not installed.
+FIGURES = {
+    "speedups": ("fig_speedups", "1: each lab's fix over its trap, measured and predicted"),
+    "bandwidth": ("fig_bandwidth", "2: lab02 bandwidth by copy size"),
+    "sweep": ("fig_sweep", "3: lab04 speedup vs compute/copy ratio"),
+    "timeline": ("fig_timeline", "4: lab04 timeline, serial above pipelined"),
+    "latency": ("fig_latency", "5: lab05 latency distributions"),
+}
+
+
+def main(argv):
+    parser = argparse.ArgumentParser(
+        prog="plot.py", description="Charts of a streamlab results folder.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="figures:\n" + "\n".join(f"  {k:10} {v[1]}" for k, v in FIGURES.items()))
+    parser.add_argument("what", choices=["all", "spread"] + list(FIGURES),
+                        help="all, spread, or one figure")
+    parser.add_argument("folder", nargs="?", help="a results folder (default: the newest "
+                        "in results/)")
+    parser.add_argument("--out", help="where the PNGs go (default: the results folder)")
+    parser.add_argument("--variant", help="timeline: the pipelined variant to draw "
+                        "(default: the fastest)")
+    args = parser.parse_args(argv)
+    try:
+        results = Results(args.folder or newest())
+        if args.what == "spread":
+            return spread(results)
+        out = args.out or results.folder
+        try:
+            os.makedirs(out, exist_ok=True)
+        except OSError as e:
+            raise DataError(f"--out {out}: cannot be created: {e.strerror}")
+        names = list(FIGURES) if args.what == "all" else [args.what]
+        return draw(results, names, out, args.variant)
+    except DataError as e:
+        print(f"plot.py: {e}", file=sys.stderr)
+        return 1
+
+
+def draw(results, names, out, variant):
+    """Draws each figure. A figure whose lab was waived here (exit 3, as the
+    meta file says) is skipped with a note; any other problem is an error,
+    reported after the other figures are drawn."""
+    try:
+        __import__("matplotlib")  # only to say clearly when it is missing
+    except ImportError:
+        raise DataError(f"matplotlib is not installed for {sys.executable}: "
+                        "sudo apt-get install python3-matplotlib, or "
+                        "pip install -r plots/requirements.txt")
+    import style  # after the check: it imports matplotlib
+    errors = 0
+    print(f"plots of {results.folder} ({results.gpu}):")
+    for name in names:
+        module, what = FIGURES[name]
+        try:
+            kwargs = {"variant": variant} if name == "timeline" and variant else {}
+            path, note = __import__(module).draw(results, out, **kwargs)
+            print(f"  {path}" + (f" ({note})" if note else ""))
+        except DataError as e:
+            style.plt.close("all")  # a figure left half drawn
+            if results.waived(READS[name]) and len(names) > 1:
+                print(f"  skipped figure {what}: {results.missing_note(READS[name])}")
+                continue
+            print(f"plot.py: figure {what}: {e}", file=sys.stderr)
+            errors += 1
+    return 1 if errors else 0
+
+
+# The run of `make results` (a file stem) each figure depends on; figure 1
+# reads several labs and leaves out a missing one by itself.
+READS = {"speedups": "", "bandwidth": "lab02", "sweep": "lab04-sweep",
+         "timeline": "lab04-trace", "latency": "lab05"}
+
+
+def spread(results):
+    from keys import SPREAD_HEADER, spread as spread_rows
+    rows, notes = spread_rows(results)
+    path = results.path("spread.csv")
+    with open(path, "w", newline="") as f:
+        writer = csv.writer(f, lineterminator="\n")
+        writer.writerow(SPREAD_HEADER)
+        writer.writerows(rows)
+    print(f"  {'lab':6} {'comparison':52} {'runs':>4} {'min':>8} {'median':>8} {'max':>8}"
+          f" {'model':>8}")
+    for lab, what, runs, low, median, high, predicted, unit in rows:
+        model = f"{predicted:.2f}{unit}" if predicted != "" else "-"
+        print(f"  {lab:6} {what:52} {runs:>4} {low:>7.2f}{unit} {median:>7.2f}{unit} "
+              f"{high:>7.2f}{unit} {model:>8}")
+    for note in notes:
+        print(f"  left out: {note}")
+    print(f"  written to {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

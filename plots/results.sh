@@ -1,0 +1,146 @@
+#!/usr/bin/env bash
+# `make results`: run every lab on this machine's GPU and keep what they
+# measured, for `make plots` and for comparing one GPU with another.
+#
+#   plots/results.sh PROGRAM...      (make passes the labs: lab00 lab01 ...)
+#
+# Each program runs with --csv; lab04 also runs with --sweep, and once more
+# with --quick --trace for the timeline. Everything goes into
+# results/<gpu-name>-<date>/ (a second folder of the same day gets -2, -3):
+#   labNN.csv            the report (labNN.run2.csv ... with RUNS > 1)
+#   lab04-sweep.csv      lab04 --sweep
+#   lab04-trace.json     the Chrome trace of lab04 --quick; lab04-trace.txt its report
+#   labNN.err            whatever a program wrote to stderr, when it did
+#   meta                 GPU, driver, CUDA, date, command, and how each run ended
+#   spread.csv           with RUNS > 1: each lab's key number, min, median and max
+#
+# How a run ends: exit 3 (cannot run here) is recorded as waived, not a
+# failure; exit 4 (effect not observed) is recorded and its results kept;
+# anything else but 0 is a failure: the rest still run, and this exits 1.
+#
+# Environment: RUNS (default 1), BINDIR (where the programs are, default .),
+# RESULTS_ROOT (default results), NVCC and PYTHON (for the meta file and the
+# spread table), LAB_TIMEOUT (seconds per program, default 600).
+set -u
+cd "$(dirname "$0")/.." || exit 1
+
+runs=${RUNS:-1}
+bindir=${BINDIR:-.}
+root=${RESULTS_ROOT:-results}
+limit=${LAB_TIMEOUT:-600}
+python=${PYTHON:-python3}
+
+die() { echo "make results: $*" >&2; exit 1; }
+[[ $runs =~ ^[1-9][0-9]?$ ]] || die "RUNS must be a whole number from 1 to 99 (got '$runs')"
+(($#)) || die "no programs given (make results passes the labs)"
+for p in "$@"; do
+    [ -x "$bindir/$p" ] || die "$bindir/$p is not built: run make first"
+done
+
+mkdir -p "$root" || die "cannot create $root/"
+stage=$(mktemp -d "$root/.partial-XXXXXX") || die "cannot write in $root/"
+trap 'rm -rf "$stage"; exit 130' INT TERM
+
+# ---- one run: name, output file, command; the outcome goes to the meta file ----
+
+declare -A outcome      # name -> "ok", "waived (exit 3): why" ...
+declare -A commands     # name -> the command line
+extras=0                # lab04's sweep and trace
+[[ " $* " == *" lab04 "* ]] && extras=2
+total=$(($# * runs + extras))
+done_count=0
+failures=0
+gpu=""
+
+# run NAME OUT PROGRAM ARGS...: runs it with stdout into $stage/OUT, says how it ended.
+run() {
+    local name=$1 out=$2 err="$stage/$1.err" status started seconds said
+    shift 2
+    done_count=$((done_count + 1))
+    printf '  [%2d/%d] %-22s ' "$done_count" "$total" "$name"
+    started=$(date +%s.%N)
+    if command -v timeout >/dev/null; then
+        timeout "$limit" "$bindir/$@" >"$stage/$out" 2>"$err"
+    else
+        "$bindir/$@" >"$stage/$out" 2>"$err"
+    fi
+    status=$?
+    seconds=$(awk -v a="$started" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
+    said=$(grep -v '^$' "$err" | tail -n 1)
+    case $status in
+        0) outcome[$name]="ok" ;;
+        3) outcome[$name]="waived (exit 3): ${said:-cannot run here}"
+           rm -f "$stage/$out" ;;
+        4) outcome[$name]="effect not observed (exit 4): results kept" ;;
+        124) outcome[$name]="FAILED: timed out after $limit s"; failures=$((failures + 1)) ;;
+        *) outcome[$name]="FAILED (exit $status): ${said:-nothing on stderr}"
+           failures=$((failures + 1)) ;;
+    esac
+    [ -s "$err" ] || rm -f "$err"
+    printf '%-8s %s\n' "$seconds s" "${outcome[$name]}"
+    commands[$name]="$bindir/$*"
+    if [ -z "$gpu" ] && [ -f "$stage/$out" ]; then
+        gpu=$(awk -F, '$2 == "device" && $3 == "name" { sub(/^[^,]*,device,name,/, "");
+                       sub(/,text$/, ""); gsub(/^"|"$/, ""); gsub(/""/, "\""); print; exit }' \
+                  "$stage/$out")
+    fi
+}
+
+echo "make results: $total runs ($# programs x RUNS=$runs$( ((extras)) && echo ", lab04's sweep and trace"))"
+for ((r = 1; r <= runs; r++)); do
+    for p in "$@"; do
+        if ((r == 1)); then run "$p" "$p.csv" "$p" --csv
+        else run "$p.run$r" "$p.run$r.csv" "$p" --csv; fi
+    done
+    if ((r == 1 && extras)); then
+        run lab04-sweep lab04-sweep.csv lab04 --sweep --csv
+        run lab04-trace lab04-trace.txt lab04 --quick --trace "$stage/lab04-trace.json"
+    fi
+done
+
+# ---- where it goes, and the meta file ----------------------------------------------
+
+if [ -z "$gpu" ]; then
+    rm -rf "$stage"
+    die "no lab could run here, so nothing was recorded (see the lines above)"
+fi
+date=$(date +%F)
+# "NVIDIA H100 80GB HBM3" -> nvidia-h100-80gb-hbm3: lower case, anything else a '-'
+base="$root/$(printf '%s' "$gpu" | tr '[:upper:]' '[:lower:]' | tr -cs 'a-z0-9._-' '-' |
+              sed 's/^-*//; s/-*$//')-$date"
+folder=$base
+for ((n = 2; ; n++)); do
+    [ -e "$folder" ] || break
+    folder="$base-$n"
+done
+mv "$stage" "$folder" || die "cannot move the results to $folder"
+trap - INT TERM
+
+smi() { command -v nvidia-smi >/dev/null && nvidia-smi "$@" 2>/dev/null; }
+driver=$(smi --query-gpu=driver_version --format=csv,noheader | head -n 1)
+cuda_driver=$(smi | sed -n 's/.*CUDA Version: *\([0-9.]*\).*/\1/p' | head -n 1)
+toolkit=$("${NVCC:-nvcc}" --version 2>/dev/null | sed -n 's/.*release \([0-9.]*\).*/\1/p')
+{
+    echo "# streamlab results: how they were made (plots/results.sh)"
+    echo "gpu: $gpu"
+    echo "driver: ${driver:-unknown}"
+    echo "cuda: driver API ${cuda_driver:-unknown}, toolkit ${toolkit:-unknown}"
+    echo "date: $date"
+    echo "command: make results RUNS=$runs"
+    echo "runs: $runs"
+    for name in $(printf '%s\n' "${!outcome[@]}" | sort -V); do
+        echo "$name: ${outcome[$name]}"
+        echo "command $name: ${commands[$name]/$stage\//}"
+    done
+} >"$folder/meta"
+
+echo "make results: written to $folder/"
+if ((runs > 1)); then
+    echo "make results: each lab's key number over $runs runs (as figure 1 compares them)"
+    "$python" plots/plot.py spread "$folder" || failures=$((failures + 1))
+fi
+if ((failures)); then
+    echo "make results: $failures run(s) FAILED (see $folder/meta and the .err files)" >&2
+    exit 1
+fi
+echo "make results: done; draw them with: make plots RESULTS=$folder"

@@ -1,0 +1,66 @@
+"""What every figure shares: headless matplotlib, fonts, colours, titles.
+
+One colour means one thing in every figure: the trap is vermillion and the
+fix blue (pageable and same priority are traps; pinned and high priority are
+fixes), and the three pipeline stages keep their colours wherever they appear.
+The palette is Okabe and Ito's, which reads for colour-blind eyes too.
+"""
+import os
+
+import matplotlib
+
+matplotlib.use("Agg")  # no display: draw straight into PNG files
+import matplotlib.pyplot as plt  # noqa: E402 (after choosing the backend)
+
+TRAP = "#D55E00"        # vermillion: the slow way (pageable, same priority)
+FIX = "#0072B2"         # blue: the fix (pinned, high priority)
+REGISTERED = "#56B4E9"  # sky blue: pinned after the fact, cudaHostRegister
+MEASURED = FIX
+PREDICTED = "#9A9A9A"   # grey: what the model says
+LIMIT = "#000000"       # black: a hard limit (the link)
+STAGE = {"h2d": "#E69F00", "kernel": "#009E73", "d2h": "#CC79A7"}  # orange, green, purple
+OTHER_OP = "#BBBBBB"    # memsets and other copies
+STREAMS = {"2 streams": "#882255", "4 streams": "#332288"}  # wine, indigo
+
+MEMORY = {"pageable": TRAP, "registered": REGISTERED, "pinned": FIX}
+MEMORY_LINE = {"pageable": "-", "registered": "--", "pinned": "-"}
+MEMORY_MARKER = {"pageable": "o", "registered": "s", "pinned": "o"}
+
+DPI = 150
+
+
+def setup():
+    plt.rcParams.update({
+        "font.size": 11, "axes.titlesize": 13, "axes.labelsize": 11.5,
+        "legend.fontsize": 10, "xtick.labelsize": 10, "ytick.labelsize": 10,
+        "axes.spines.top": False, "axes.spines.right": False,
+        "axes.grid": True, "grid.alpha": 0.3, "grid.linewidth": 0.6,
+        "figure.dpi": DPI, "savefig.dpi": DPI,
+    })
+
+
+def figure(width=10.5, height=5.8, **kwargs):
+    setup()
+    return plt.subplots(figsize=(width, height), **kwargs)
+
+
+def title(fig, what, gpu):
+    """Every figure's title names the GPU it was measured on."""
+    fig.suptitle(f"{what}\non {gpu}", fontsize=13.5)
+
+
+def save(fig, folder, name):
+    """Writes the PNG; returns its path."""
+    path = os.path.join(folder, name)
+    fig.savefig(path)
+    plt.close(fig)
+    return path
+
+
+def bytes_label(n):
+    """4096 -> '4 KiB', 268435456 -> '256 MiB'."""
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if n < 1024 or unit == "GiB":
+            return f"{n:g} {unit}"
+        n /= 1024
+    return f"{n:g} GiB"
