@@ -18,6 +18,7 @@ command -v bats >/dev/null || missing+=(bats)
 has_library bats-support || missing+=(bats-support)
 has_library bats-assert || missing+=(bats-assert)
 command -v python3 >/dev/null || missing+=(python3)
+plots/python.sh >/dev/null 2>&1 || missing+=(python3-matplotlib)
 if ((${#missing[@]})); then
     if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
         echo "make test: installing ${missing[*]} with apt-get"

@@ -1,0 +1,237 @@
+#!/usr/bin/env bats
+# make results and make plots without a GPU: the figures drawn from the
+# committed H100 results (docs/results/h100), bad input refused with a clear
+# message, and the runner (plots/results.sh) driven by stand-in labs that
+# print those same H100 reports and exit as each test tells them.
+
+load test_helper
+
+H100="$ROOT/docs/results/h100"
+FIGURES="1-speedups.png 2-lab02-bandwidth.png 3-lab04-sweep.png 4-lab04-timeline.png 5-lab05-latency.png"
+
+setup_file() {
+    PYTHON=$("$BATS_TEST_DIRNAME/../plots/python.sh") || return 1
+    export PYTHON
+}
+
+plot() { "$PYTHON" "$ROOT/plots/plot.py" "$@"; }
+
+# A copy of the H100 results to spoil, in $BATS_TEST_TMPDIR/res.
+copy_h100() { cp -r "$H100" "$BATS_TEST_TMPDIR/res"; }
+
+# png_size FILE: "WIDTH HEIGHT" from a PNG's header; fails if it is not a PNG.
+png_size() {
+    "$PYTHON" - "$1" <<'PY'
+import struct, sys
+head = open(sys.argv[1], "rb").read(24)
+assert head[:8] == b"\x89PNG\r\n\x1a\n" and head[12:16] == b"IHDR", "not a PNG"
+print(*struct.unpack(">II", head[16:24]))
+PY
+}
+
+@test "every figure is drawn from the committed H100 results, as a PNG of sensible size" {
+    run plot all "$H100" --out "$BATS_TEST_TMPDIR/out"
+    assert_success
+    assert_output --partial "plots of $H100 (NVIDIA H100 80GB HBM3)"
+    for f in $FIGURES; do
+        run png_size "$BATS_TEST_TMPDIR/out/$f"
+        assert_success
+        read -r width height <<<"$output"
+        ((width >= 1000 && width <= 3000 && height >= 600 && height <= 2000)) ||
+            fail "$f is $width x $height pixels"
+        bytes=$(stat -c %s "$BATS_TEST_TMPDIR/out/$f")
+        ((bytes > 30000 && bytes < 2000000)) || fail "$f is $bytes bytes"
+    done
+    [ "$(ls "$BATS_TEST_TMPDIR/out" | wc -l)" -eq 5 ] || fail "not five files: $(ls "$BATS_TEST_TMPDIR/out")"
+}
+
+@test "make plots RESULTS=dir draws into that folder with a Python that has matplotlib" {
+    copy_h100
+    run make -s plots RESULTS="$BATS_TEST_TMPDIR/res"
+    assert_success
+    for f in $FIGURES; do [ -s "$BATS_TEST_TMPDIR/res/$f" ] || fail "$f not drawn"; done
+}
+
+@test "make plots names what to install when the Python it is given has no matplotlib" {
+    run make -s plots PYTHON=/nonexistent/python3 RESULTS="$H100"
+    assert_failure
+    assert_output --partial "no Python 3 with matplotlib found"
+    assert_output --partial "apt-get install python3-matplotlib"
+    assert_output --partial "pip install -r plots/requirements.txt"
+}
+
+@test "the timeline draws the serial run above the fastest pipelined one, read from the trace" {
+    run plot timeline "$H100" --out "$BATS_TEST_TMPDIR"
+    assert_success
+    # the fastest of the recorded trace's pipelined variants, by its last run
+    assert_output --partial "(serial above 4 streams breadth)"
+    run plot timeline "$H100" --out "$BATS_TEST_TMPDIR" --variant "double buffered"
+    assert_output --partial "(serial above double buffered)"
+    run plot timeline "$H100" --out "$BATS_TEST_TMPDIR" --variant "5 streams"
+    assert_failure 1
+    assert_output --partial "no variant '5 streams' (variants: serial, double buffered"
+}
+
+@test "lab05's figure is a histogram when the report has samples, percentiles when not" {
+    run plot latency "$H100" --out "$BATS_TEST_TMPDIR"
+    assert_output --partial "(no samples in lab05.csv: percentiles instead)"
+    # Give the recorded report 100 samples a variant, spread between its own
+    # p5 and p95, as report_samples() writes them.
+    copy_h100
+    "$PYTHON" - "$BATS_TEST_TMPDIR/res/lab05.csv" <<'PY'
+import csv, sys
+rows = list(csv.reader(open(sys.argv[1])))
+value = {(r[1], r[2]): float(r[3]) for r in rows[1:] if r[4] != "text"}
+with open(sys.argv[1], "a", newline="") as f:
+    for variant in ("same priority", "high priority"):
+        lo, hi = value[variant, "latency_p5"], value[variant, "latency_p95"]
+        for i in range(100):
+            csv.writer(f).writerow(["lab05", variant, "latency_sample", lo + (hi - lo) * i / 99, "us"])
+PY
+    run plot latency "$BATS_TEST_TMPDIR/res"
+    assert_success
+    assert_output --partial "5-lab05-latency.png (100 + 100 samples)"
+}
+
+@test "a missing CSV is an error naming the file, unless the meta file says the lab was waived" {
+    copy_h100
+    rm "$BATS_TEST_TMPDIR/res/lab02.csv"
+    run --separate-stderr plot bandwidth "$BATS_TEST_TMPDIR/res"
+    assert_failure 1
+    assert_equal "$stderr" "plot.py: figure 2: lab02 bandwidth by copy size: $BATS_TEST_TMPDIR/res/lab02.csv: missing (is $BATS_TEST_TMPDIR/res a folder that \`make results\` wrote?)"
+    # all: the other figures are still drawn, and the run fails
+    run --separate-stderr plot all "$BATS_TEST_TMPDIR/res"
+    assert_failure 1
+    assert_output --partial "5-lab05-latency.png"
+    # waived: figure 2 is skipped and figure 1 leaves lab02 out, with the reason
+    sed -i 's/^lab02: ok$/lab02: waived (exit 3): lab02: cannot run here: no pinning/' "$BATS_TEST_TMPDIR/res/meta"
+    run plot all "$BATS_TEST_TMPDIR/res"
+    assert_success
+    assert_output --partial "1-speedups.png (left out: lab02: waived (exit 3): lab02: cannot run here: no pinning)"
+    assert_output --partial "skipped figure 2: lab02 bandwidth by copy size: lab02: waived (exit 3)"
+}
+
+@test "a malformed CSV is an error naming the file and line, never a traceback" {
+    copy_h100
+    csv="$BATS_TEST_TMPDIR/res/lab04-sweep.csv"
+    sed -i '5s/.*/lab04,parameter,quick/' "$csv"
+    run --separate-stderr plot sweep "$BATS_TEST_TMPDIR/res"
+    assert_failure 1
+    assert_equal "$stderr" "plot.py: figure 3: lab04 speedup vs compute/copy ratio: $csv line 5: expected 5 fields (lab,variant,metric,value,unit), found 3"
+    cp "$H100/lab04-sweep.csv" "$csv"
+    sed -i 's/^\(lab04,sweep 1x,speedup_4_streams\),[^,]*,/\1,fast,/' "$csv"
+    run --separate-stderr plot sweep "$BATS_TEST_TMPDIR/res"
+    assert_failure 1
+    assert_equal "$stderr" "plot.py: figure 3: lab04 speedup vs compute/copy ratio: $csv line $(grep -n ',fast,' "$csv" | cut -d: -f1): value 'fast' of sweep 1x,speedup_4_streams is not a number"
+    sed -i '1s/.*/lab;variant;metric;value;unit/' "$BATS_TEST_TMPDIR/res/lab05.csv"
+    run --separate-stderr plot latency "$BATS_TEST_TMPDIR/res"
+    assert_failure 1
+    assert_regex "$stderr" "lab05.csv line 1: expected the header lab,variant,metric,value,unit"
+    echo '{"traceEvents": [{"ph": "X"}]}' >"$BATS_TEST_TMPDIR/res/lab04-trace.json"
+    run --separate-stderr plot timeline "$BATS_TEST_TMPDIR/res"
+    assert_failure 1
+    assert_regex "$stderr" "lab04-trace.json: event 0 is malformed"
+    for out in "$output" "$stderr"; do refute_regex "$out" "Traceback"; done
+}
+
+@test "plot.py refuses a folder that is not there and an unknown figure" {
+    run --separate-stderr plot all "$BATS_TEST_TMPDIR/nowhere"
+    assert_failure 1
+    assert_regex "$stderr" "nowhere: no such folder \(run \`make results\` first"
+    run --separate-stderr plot pie "$H100"
+    assert_failure 2
+    assert_regex "$stderr" "invalid choice: 'pie'"
+}
+
+# ---- the runner, with stand-in labs --------------------------------------------------
+
+# fake_labs: in $BATS_TEST_TMPDIR/bin, a program per lab that prints the H100
+# report of its name (lab04 also its sweep and trace) and exits with
+# $EXIT_<name> (default 0), saying why on stderr when that is 3.
+fake_labs() {
+    mkdir -p "$BATS_TEST_TMPDIR/bin"
+    for p in lab00 lab01 lab01_ptds lab02 lab03 lab04 lab05 lab06; do
+        cat >"$BATS_TEST_TMPDIR/bin/$p" <<EOF
+#!/usr/bin/env bash
+case " \$* " in
+    *" --sweep "*) cat "$H100/lab04-sweep.csv" ;;
+    *" --trace "*) cp "$H100/lab04-trace.json" "\${@: -1}" && cat "$H100/lab04-trace.txt" ;;
+    *) cat "$H100/$p.csv" ;;
+esac
+code=\${EXIT_$p:-0}
+[ "\$code" = 3 ] && echo "$p: cannot run here: pretend" >&2
+exit "\$code"
+EOF
+        chmod +x "$BATS_TEST_TMPDIR/bin/$p"
+    done
+}
+
+results() {
+    RESULTS_ROOT="$BATS_TEST_TMPDIR/results" BINDIR="$BATS_TEST_TMPDIR/bin" PYTHON="$PYTHON" \
+        "$ROOT/plots/results.sh" lab00 lab01 lab01_ptds lab02 lab03 lab04 lab05 lab06
+}
+
+@test "make results names its folder after the GPU and the date, with a progress line per run" {
+    fake_labs
+    run results
+    assert_success
+    folder="$BATS_TEST_TMPDIR/results/nvidia-h100-80gb-hbm3-$(date +%F)"
+    assert_output --partial "[ 1/10] lab00"
+    assert_output --partial "[10/10] lab04-trace"
+    assert_output --partial "written to $folder/"
+    for f in lab00.csv lab02.csv lab04-sweep.csv lab04-trace.json lab04-trace.txt meta; do
+        [ -s "$folder/$f" ] || fail "$f missing"
+    done
+    run grep -E '^(gpu|date|command|command lab04-trace): ' "$folder/meta"
+    assert_output "gpu: NVIDIA H100 80GB HBM3
+date: $(date +%F)
+command: make results RUNS=1
+command lab04-trace: $BATS_TEST_TMPDIR/bin/lab04 --quick --trace lab04-trace.json"
+    # a second run the same day keeps the first
+    run results
+    assert_output --partial "written to $folder-2/"
+}
+
+@test "make results records exit 3 as waived, keeps exit 4, and fails at the end on exit 1" {
+    fake_labs
+    EXIT_lab05=3 EXIT_lab02=4 run results
+    assert_success
+    assert_output --partial "lab05: cannot run here: pretend"
+    folder=$(echo "$BATS_TEST_TMPDIR"/results/*/)
+    [ ! -e "$folder/lab05.csv" ] || fail "a waived lab left a report"
+    [ -s "$folder/lab02.csv" ] || fail "exit 4 lost the report"
+    run grep -E '^lab0[25]: ' "$folder/meta"
+    assert_output "lab02: effect not observed (exit 4): results kept
+lab05: waived (exit 3): lab05: cannot run here: pretend"
+    rm -r "$BATS_TEST_TMPDIR/results"
+    EXIT_lab01=1 run results
+    assert_failure 1
+    assert_output --partial "[10/10] lab04-trace"  # the rest still ran
+    assert_output --partial "1 run(s) FAILED"
+}
+
+@test "make results RUNS=2 keeps every run and writes the spread of each lab's key number" {
+    fake_labs
+    RUNS=2 run results
+    assert_success
+    folder=$(echo "$BATS_TEST_TMPDIR"/results/*/)
+    [ -s "$folder/lab01.run2.csv" ] || fail "no second run"
+    assert_output --regexp "lab01 +non-blocking streams, vs legacy-stream barrier +2 +2.00x +2.00x +2.00x +2.00x"
+    run "$PYTHON" "$ROOT/tests/tools/report_check.py" csv "$folder/lab01.run2.csv"
+    assert_success
+    run head -n 2 "$folder/spread.csv"
+    assert_output 'lab,comparison,runs,min,median,max,predicted,unit
+lab01,"non-blocking streams, vs legacy-stream barrier",2,2.0,2.0,2.0,2.0,x'
+    RUNS=0 run results
+    assert_failure 1
+    assert_output "make results: RUNS must be a whole number from 1 to 99 (got '0')"
+}
+
+@test "make results without a GPU says nothing could run and leaves no folder behind" {
+    require_no_gpu
+    run env RESULTS_ROOT="$BATS_TEST_TMPDIR/results" "$ROOT/plots/results.sh" lab00 lab01
+    assert_failure 1
+    assert_output --partial "waived (exit 3): lab00: cannot run here"
+    assert_output --partial "no lab could run here, so nothing was recorded"
+    [ -z "$(ls -A "$BATS_TEST_TMPDIR/results")" ] || fail "left: $(ls -A "$BATS_TEST_TMPDIR/results")"
+}
