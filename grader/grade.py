@@ -1,0 +1,498 @@
+#!/usr/bin/env python3
+"""Grades the streamlab exercises by measuring what the student's code does.
+
+    grade.py --submission DIR     one student's exNN_*.cu files (make grade)
+    grade.py --submissions DIR    every sub-folder of DIR, one per student (make grade-all)
+    grade.py --rescore OUT        score the runs recorded in OUT again, with the
+                                  rubrics as they are now: no GPU needed
+
+For each exercise it builds grader/harness/exNN.cu with the student's file
+included, runs it with a time limit (the measure pass), then again at small
+sizes (the check pass, under compute-sanitizer memcheck where installed), and
+scores the JSON line each pass printed against grader/rubrics/exNN.ini. The
+reference solution (solutions/) runs the same harness in the same run, for
+criteria held relative to it. What the student's program prints is never read.
+
+Writes into OUT (build/grade/<student>, or build/grade/all): report.txt (the
+table it prints), grades.csv, junit.xml, and with --format gradescope
+Gradescope's results.json per student; outcomes/exNN.json records each run.
+Exit codes: 0 graded (whatever the scores), 2 usage or rubric error,
+3 cannot run here (no nvcc, or no GPU: every harness said so).
+exercises/README.md is the instructor's guide.
+"""
+
+import argparse
+import concurrent.futures
+import json
+import os
+import re
+import secrets
+import shlex
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import reports  # noqa: E402
+import rubric as rubrics  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+HARNESS_DIR = ROOT / "grader" / "harness"
+RUBRIC_DIR = ROOT / "grader" / "rubrics"
+BUILD_LIMIT_S = 300
+KEEP_OUTPUT = 256 * 1024   # bytes of a pass's stdout and stderr kept: the tail
+REFERENCE = "_reference"   # the reference solution's folder under OUT
+
+
+class Stop(Exception):
+    """Ends the run with a message and an exit code."""
+
+    def __init__(self, message, code):
+        super().__init__(message)
+        self.code = code
+
+
+# ---- what to grade --------------------------------------------------------------------
+
+def exercises(only):
+    """The exercises with both a rubric and a harness, as {name: rubric}."""
+    found = {}
+    for path in sorted(RUBRIC_DIR.glob("ex[0-9][0-9].ini")):
+        if (HARNESS_DIR / f"{path.stem}.cu").exists():
+            found[path.stem] = path
+    wanted = [w for w in (only or "").replace(",", " ").split()]
+    unknown = [w for w in wanted if w not in found]
+    if unknown:
+        raise Stop(f"grade: no exercise {unknown[0]} (there are {', '.join(found)})", 2)
+    try:
+        return {ex: rubrics.load(path, ex) for ex, path in found.items()
+                if not wanted or ex in wanted}
+    except rubrics.RubricError as e:
+        raise Stop(f"grade: rubric error: {e}", 2) from None
+
+
+def sources(folder, names):
+    """{exercise: the student's exNN_*.cu in folder, or None}."""
+    found = {}
+    for ex in names:
+        files = sorted(folder.glob(f"{ex}_*.cu"))
+        if len(files) > 1:
+            raise Stop(f"grade: {folder} holds {len(files)} files for {ex} "
+                       f"({', '.join(f.name for f in files)}): keep one", 2)
+        found[ex] = files[0] if files else None
+    return found
+
+
+def students(args):
+    """[(name, folder)] to grade."""
+    if args.submission:
+        folder = Path(args.submission)
+        if not folder.is_dir():
+            raise Stop(f"grade: SUBMISSION={args.submission}: no such folder", 2)
+        return [(folder.resolve().name, folder)]
+    root = Path(args.submissions)
+    if not root.is_dir():
+        raise Stop(f"grade: SUBMISSIONS={args.submissions}: no such folder", 2)
+    found = [(d.name, d) for d in sorted(root.iterdir())
+             if d.is_dir() and not d.name.startswith((".", "_"))]
+    if not found:
+        raise Stop(f"grade: SUBMISSIONS={args.submissions} holds no student folders "
+                   "(one sub-folder per student)", 2)
+    return found
+
+
+# ---- building a harness -------------------------------------------------------------------
+
+def toolchain():
+    """The compiler, flags and library every program is built with, from the Makefile."""
+    proc = subprocess.run(["make", "-s", "--no-print-directory", "grade-flags"], cwd=ROOT,
+                          capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise Stop("grade: cannot build here: " + (_last_line(proc.stderr) or "make failed"), 3)
+    tools = dict(line.split("=", 1) for line in proc.stdout.splitlines() if "=" in line)
+    if not {"NVCC", "NVCCFLAGS", "LIB", "LDLIBS"} <= tools.keys():
+        raise Stop("grade: make grade-flags printed no NVCC, NVCCFLAGS, LIB and LDLIBS", 3)
+    return tools
+
+
+def first_error(log):
+    """The line a student needs first: the compiler's first error."""
+    lines = [line.strip() for line in log.splitlines() if line.strip()]
+    for line in lines:
+        if re.search(r"\berror\b|undefined reference", line, re.IGNORECASE):
+            return line[:300]
+    return lines[-1][:300] if lines else "the compiler failed without a message"
+
+
+def build(tools, exercise, source, work):
+    """Builds the harness of `exercise` around `source` in `work`: {"ok", "error"}.
+    The source is copied in as submission.cu, whose #line keeps its own name in
+    the compiler's messages and in CUDA_CHECK's."""
+    work.mkdir(parents=True, exist_ok=True)
+    text = source.read_text(encoding="utf-8", errors="replace")
+    (work / "submission.cu").write_text(f'#line 1 "{source.name}"\n{text}', encoding="utf-8")
+    cmd = [tools["NVCC"], *shlex.split(tools["NVCCFLAGS"]), "-I", str(work),
+           "-o", str(work / "harness"), f"grader/harness/{exercise}.cu", tools["LIB"],
+           *shlex.split(tools["LDLIBS"])]
+    try:
+        proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True,
+                              errors="replace", timeout=BUILD_LIMIT_S)
+    except subprocess.TimeoutExpired:
+        return {"ok": False, "error": f"the build took longer than {BUILD_LIMIT_S} s"}
+    log = (proc.stdout + proc.stderr).replace(f"{work}/", "")
+    (work / "build.log").write_text(log, encoding="utf-8")
+    return {"ok": proc.returncode == 0, "error": "" if proc.returncode == 0 else first_error(log)}
+
+
+# ---- running a pass ----------------------------------------------------------------------
+
+def _last_line(text):
+    lines = [line.strip() for line in (text or "").splitlines() if line.strip()]
+    return lines[-1][:300] if lines else ""
+
+
+def _tail(stream, out):
+    """Reads a pipe to its end, keeping the last KEEP_OUTPUT bytes: a program
+    that prints forever cannot fill the grader's memory."""
+    kept = bytearray()
+    for chunk in iter(lambda: stream.read1(65536), b""):
+        kept += chunk
+        if len(kept) > 2 * KEEP_OUTPUT:
+            del kept[:-KEEP_OUTPUT]
+    out.append(bytes(kept[-KEEP_OUTPUT:]).decode("utf-8", errors="replace"))
+
+
+def run_limited(cmd, limit, env):
+    """Runs cmd in its own process group; kills the group after `limit` s.
+    Returns (returncode or None when timed out, stdout, stderr, seconds)."""
+    start = time.monotonic()
+    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdin=subprocess.DEVNULL,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            start_new_session=True)
+    out, err = [], []
+    readers = [threading.Thread(target=_tail, args=(proc.stdout, out)),
+               threading.Thread(target=_tail, args=(proc.stderr, err))]
+    for r in readers:
+        r.start()
+    try:
+        rc = proc.wait(timeout=limit)
+    except subprocess.TimeoutExpired:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:  # it ended just now
+            pass
+        proc.wait()
+        rc = None
+    for r in readers:
+        r.join()
+    return rc, out[0], err[0], time.monotonic() - start
+
+
+def parse_result(stdout, exercise, pass_name, nonce):
+    """The harness's measurements: its JSON object, which must be the last line
+    on stdout and carry this run's nonce. None when there is none."""
+    lines = [line.strip() for line in stdout.splitlines() if line.strip()]
+    if not lines:
+        return None
+    try:
+        data = json.loads(lines[-1])
+    except ValueError:
+        return None
+    if not isinstance(data, dict) or (data.get("exercise"), data.get("pass"),
+                                      data.get("nonce")) != (exercise, pass_name, nonce):
+        return None
+    return {k: v for k, v in data.items() if k not in ("exercise", "pass", "nonce")}
+
+
+def find_sanitizer(tools):
+    """compute-sanitizer on PATH, or beside nvcc; None when neither has it."""
+    found = shutil.which("compute-sanitizer")
+    nvcc = shutil.which(tools.get("NVCC", "nvcc")) if tools else None
+    if not found and nvcc:
+        home = Path(nvcc).resolve().parent.parent
+        for candidate in (home / "bin" / "compute-sanitizer",
+                          home / "compute-sanitizer" / "compute-sanitizer"):
+            if os.access(candidate, os.X_OK):
+                return str(candidate)
+    return found
+
+
+def parse_memcheck(log):
+    """(errors, the first error's line) from compute-sanitizer's log."""
+    errors, first = 0, ""
+    for line in log.splitlines():
+        summary = re.search(r"ERROR SUMMARY: (\d+) error", line)
+        if summary:
+            errors = max(errors, int(summary.group(1)))
+        elif not first and re.match(r"=+ \S", line) and "COMPUTE-SANITIZER" not in line:
+            first = re.sub(r"^=+ ", "", line).strip()[:300]
+    return errors, first
+
+
+def run_pass(config, exercise, work, pass_name, limit):
+    """One pass of a built harness: {"status", "detail", "seconds", "metrics"} and,
+    for the check pass, "memcheck"."""
+    nonce = secrets.token_hex(16)
+    env = dict(os.environ, GRADER_NONCE=nonce, GRADER_PASS=pass_name, GRADER_EXERCISE=exercise)
+    sanitizer = config["sanitizer"] if pass_name == "check" else None
+    if config["fake_harness"]:
+        cmd = ["sh", "-c", config["fake_harness"]]
+    else:
+        cmd = [str(work / "harness")] + (["--check"] if pass_name == "check" else [])
+    log = work / "memcheck.log"
+    if sanitizer:
+        log.unlink(missing_ok=True)
+        cmd = [sanitizer, "--tool", "memcheck", "--report-api-errors", "no", "--print-limit",
+               "10", "--log-file", str(log)] + cmd
+    rc, out, err, seconds = run_limited(cmd, limit, env)
+    (work / f"{pass_name}.stdout").write_text(out, encoding="utf-8")
+    (work / f"{pass_name}.stderr").write_text(err, encoding="utf-8")
+    result = {"status": "ok", "detail": "", "seconds": round(seconds, 2), "metrics": None}
+    if pass_name == "check":
+        result["memcheck"] = {"ran": bool(sanitizer), "errors": 0, "first": "",
+                              "note": config["memcheck_note"]}
+        if sanitizer and log.exists():
+            errors, first = parse_memcheck(log.read_text(encoding="utf-8", errors="replace"))
+            result["memcheck"].update(errors=errors, first=first)
+    # the harness's messages start "grade-exNN: ": the row says which exercise already
+    said = re.sub(r"^grade-ex\d\d: (cannot run here: )?", "", _last_line(err))
+    if rc is None:
+        result.update(status="timed_out", detail=f"timed out after {rubrics.fmt(limit)} s")
+    elif rc < 0 or (sanitizer and 128 < rc <= 128 + 64):
+        number = -rc if rc < 0 else rc - 128
+        try:
+            name = signal.Signals(number).name
+        except ValueError:
+            name = f"signal {number}"
+        result.update(status="crashed", detail=f"crashed: killed by {name}"
+                      + (f" (its last words: {said})" if said else ""))
+    elif rc == 3:
+        result.update(status="cannot_run", detail=f"cannot run here: {said or 'no reason given'}")
+    elif rc != 0:
+        result.update(status="error", detail=f"stopped with exit {rc}: {said or 'no message'}")
+    else:
+        metrics = parse_result(out, exercise, pass_name, nonce)
+        if metrics is None:
+            result.update(status="error", detail="the harness printed no result line of its "
+                          "own (did the student's code exit early?)")
+        result["metrics"] = metrics
+    return result
+
+
+# ---- grading -------------------------------------------------------------------------------
+
+def grade_exercise(config, rubric, student, source, work, built, check=True):
+    """What happened to one exercise, recorded as outcomes/exNN.json: the
+    student, the source's name, the build, and each pass."""
+    ex = rubric["exercise"]
+    outcome = {"student": student, "exercise": ex, "source": source.name if source else None,
+               "build": built, "measure": None, "check": None}
+    if not source or not built["ok"]:
+        return outcome
+    limit = config["time_limit"] or rubric["time_limit_s"]
+    outcome["measure"] = run_pass(config, ex, work, "measure", limit)
+    if check and outcome["measure"]["status"] == "ok":
+        if config["sanitizer"] and not config["time_limit"]:
+            limit = rubric["memcheck_time_limit_s"]
+        outcome["check"] = run_pass(config, ex, work, "check", limit)
+    return outcome
+
+
+def build_all(config, jobs):
+    """Builds every (student, exercise) harness at once, in parallel: {job: build}."""
+    def one(job):
+        _, _, source, work = job
+        if not source:
+            return None
+        if config["fake_harness"]:
+            work.mkdir(parents=True, exist_ok=True)
+            return {"ok": True, "error": ""}
+        return build(config["tools"], job[1], source, work)
+    with concurrent.futures.ThreadPoolExecutor(max_workers=config["jobs"]) as pool:
+        return dict(zip(jobs, pool.map(one, jobs)))
+
+
+def grade_runs(args, rubric_set, out):
+    """Builds, runs and records: ({student: [outcome]}, {exercise: reference outcome})."""
+    config = {"fake_harness": args.fake_harness, "time_limit": args.time_limit,
+              "jobs": args.jobs or os.cpu_count() or 1, "tools": None, "sanitizer": None}
+    if not args.fake_harness:
+        config["tools"] = toolchain()
+        if not args.no_memcheck:
+            config["sanitizer"] = find_sanitizer(config["tools"])
+    config["memcheck_note"] = ("memcheck off" if args.no_memcheck or args.fake_harness
+                               else "" if config["sanitizer"] else "memcheck not available")
+    people = students(args)
+    single = args.submission is not None
+    solutions = None if args.no_reference else Path(args.solutions or ROOT / "solutions")
+
+    jobs = []   # (student, exercise, source, work folder)
+    for name, folder in people:
+        home = out if single else out / name
+        for ex, source in sources(folder, rubric_set).items():
+            jobs.append((name, ex, source, home / "work" / ex))
+    if solutions and solutions.is_dir():
+        for ex, source in sources(solutions, rubric_set).items():
+            jobs.append((REFERENCE, ex, source, out / REFERENCE / "work" / ex))
+    print(f"grade: building {sum(1 for j in jobs if j[2])} harnesses", file=sys.stderr)
+    built = build_all(config, jobs)
+
+    graded, reference = {}, {}
+    for job in jobs:   # the reference first: its numbers are the ones criteria compare to
+        name, ex, source, work = job
+        if name != REFERENCE:
+            continue
+        print(f"grade: the reference solution, {ex}", file=sys.stderr)
+        reference[ex] = grade_exercise(config, rubric_set[ex], name, source, work,
+                                       built[job], check=False)
+        _record(out / REFERENCE, reference[ex])
+    for job in jobs:
+        name, ex, source, work = job
+        if name == REFERENCE:
+            continue
+        print(f"grade: {name}, {ex}", file=sys.stderr)
+        start = time.monotonic()
+        outcome = grade_exercise(config, rubric_set[ex], name, source, work, built[job])
+        outcome["seconds"] = round(time.monotonic() - start, 2)
+        graded.setdefault(name, []).append(outcome)
+        _record(out if single else out / name, outcome)
+    context = {"memcheck": config["sanitizer"] or config["memcheck_note"],
+               "solutions": str(solutions) if reference else None}
+    return graded, reference, context
+
+
+def _record(home, outcome):
+    folder = home / "outcomes"
+    folder.mkdir(parents=True, exist_ok=True)
+    with open(folder / f"{outcome['exercise']}.json", "w", encoding="utf-8") as f:
+        json.dump(outcome, f, indent=1)
+        f.write("\n")
+
+
+def load_recorded(folder, rubric_set):
+    """Outcomes recorded by an earlier run in `folder`, for --rescore."""
+    graded, reference = {}, {}
+    for path in sorted(folder.glob("outcomes/*.json")) + sorted(folder.glob("*/outcomes/*.json")):
+        try:
+            outcome = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as e:
+            raise Stop(f"grade: {path}: not a recorded outcome ({e})", 2) from None
+        if outcome.get("exercise") not in rubric_set:
+            continue
+        if path.parent.parent.name == REFERENCE:
+            reference[outcome["exercise"]] = outcome
+        else:
+            graded.setdefault(outcome["student"], []).append(outcome)
+    if not graded:
+        raise Stop(f"grade: --rescore {folder}: no recorded outcomes (outcomes/exNN.json) "
+                   "there", 2)
+    return graded, reference, {"memcheck": "as recorded",
+                               "solutions": "as recorded" if reference else None}
+
+
+def reference_metrics(outcome):
+    if outcome and (outcome.get("measure") or {}).get("status") == "ok":
+        return outcome["measure"]["metrics"]
+    return None
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(
+        description="Grade streamlab exercise submissions by measuring them on this GPU.",
+        epilog="exercises/README.md is the instructor's guide.")
+    what = parser.add_mutually_exclusive_group(required=True)
+    what.add_argument("--submission", metavar="DIR", help="one student's exNN_*.cu files")
+    what.add_argument("--submissions", metavar="DIR", help="one sub-folder per student")
+    what.add_argument("--rescore", metavar="OUT", help="score the runs recorded in OUT again")
+    parser.add_argument("--format", choices=("text", "gradescope"), default="text",
+                        help="gradescope also writes results.json per student")
+    parser.add_argument("--out", metavar="DIR", help="where the reports go (default "
+                        "build/grade/<student>, build/grade/all, or OUT with --rescore)")
+    parser.add_argument("--only", metavar="LIST", help="exercises to grade, e.g. ex04,ex06")
+    parser.add_argument("--solutions", metavar="DIR", help="the reference solutions "
+                        "(default solutions/, when it is there)")
+    parser.add_argument("--no-reference", action="store_true",
+                        help="do not run the reference solutions: the rubrics' model "
+                        "thresholds apply")
+    parser.add_argument("--no-memcheck", action="store_true",
+                        help="run the check pass without compute-sanitizer")
+    parser.add_argument("--time-limit", type=float, metavar="S",
+                        help="seconds per pass, replacing the rubrics' limits")
+    parser.add_argument("--jobs", type=int, metavar="N", help="builds at once (default: CPUs)")
+    parser.add_argument("--fake-harness", metavar="CMD", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.time_limit is not None and not args.time_limit > 0:
+        parser.error("--time-limit must be a positive number of seconds")
+    try:
+        return grade(args)
+    except Stop as e:
+        print(e, file=sys.stderr)
+        return e.code
+
+
+def grade(args):
+    start = time.monotonic()
+    rubric_set = exercises(args.only)
+    if args.rescore:
+        out = Path(args.out or args.rescore)
+        graded, reference, context = load_recorded(Path(args.rescore), rubric_set)
+    else:
+        default = (Path(args.submission).resolve().name if args.submission else "all")
+        out = Path(args.out or ROOT / "build" / "grade" / default)
+        out.mkdir(parents=True, exist_ok=True)
+        graded, reference, context = grade_runs(args, rubric_set, out)
+    out.mkdir(parents=True, exist_ok=True)
+
+    results, notes = [], []
+    for ex, outcome in sorted(reference.items()):
+        ref = rubrics.score(rubric_set[ex], outcome, reference_metrics(outcome))
+        if ref["points"] < ref["max_points"] and ref["status"] != "cannot_run":
+            notes.append(f"note: the reference solution scored {rubrics.fmt(ref['points'])}/"
+                         f"{rubrics.fmt(ref['max_points'])} on {ex} in this run ({ref['reason']}):"
+                         " is the GPU busy? Its scores may not be fair.")
+    for name in sorted(graded):
+        outcomes = {o["exercise"]: o for o in graded[name]}
+        scored = [rubrics.score(rubric_set[ex], outcomes[ex],
+                                reference_metrics(reference.get(ex)))
+                  for ex in rubric_set if ex in outcomes]
+        results.append({"student": name, "exercises": scored,
+                        "seconds": sum(o.get("seconds", 0) for o in outcomes.values())})
+
+    devices = {str((o.get("measure") or {}).get("metrics", {}).get("device"))
+               for g in graded.values() for o in g
+               if ((o.get("measure") or {}).get("metrics") or {}).get("device")}
+    heading = (f"streamlab grading on {', '.join(sorted(devices)) or 'no GPU'}; memcheck: "
+               f"{context['memcheck']}; reference: "
+               f"{context['solutions'] or 'none (the rubrics model thresholds apply)'}")
+    text = reports.table(results, heading) + "\n".join(notes)
+    print(text)
+    (out / "report.txt").write_text(text + "\n", encoding="utf-8")
+    reports.write_csv(out / "grades.csv", results)
+    reports.write_junit(out / "junit.xml", results)
+    written = [out / "report.txt", out / "grades.csv", out / "junit.xml"]
+    if args.format == "gradescope":
+        for s in results:
+            home = out if len(results) == 1 and not args.submissions else out / s["student"]
+            home.mkdir(parents=True, exist_ok=True)
+            with open(home / "results.json", "w", encoding="utf-8") as f:
+                json.dump(reports.gradescope(s), f, indent=1)
+            written.append(home / "results.json")
+    print(f"grade: wrote {', '.join(str(p) for p in written[:4])}"
+          f"{' and more' if len(written) > 4 else ''} in {time.monotonic() - start:.0f} s",
+          file=sys.stderr)
+
+    statuses = [e["status"] for s in results for e in s["exercises"]
+                if e["status"] not in ("missing", "build_error")]
+    if statuses and all(s == "cannot_run" for s in statuses):
+        reason = next(e["reason"] for s in results for e in s["exercises"]
+                      if e["status"] == "cannot_run")
+        raise Stop(f"grade: {reason} (the harnesses built; grade on a machine with a GPU)", 3)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

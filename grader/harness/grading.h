@@ -1,0 +1,122 @@
+/* What every grading harness shares (grader/harness/exNN.cu).
+ *
+ * A harness is one program built from the grader's code and the student's
+ * exercise file: it includes the file with the student's main() renamed
+ * student_main (never called), then drives the student's TODO(student)
+ * functions itself, with fresh random inputs every run, its own CPU reference
+ * and its own clock. What the student's program would have printed is never
+ * read: the harness prints one JSON object of what IT measured, as the last
+ * line on stdout, and grade.py scores that against grader/rubrics/exNN.ini.
+ *
+ * Two passes, both run by grade.py:
+ *   exNN            the measure pass: the exercise's sizes, timing and checks;
+ *   exNN --check    the check pass: small sizes, checks only, run under
+ *                   compute-sanitizer memcheck where it is installed.
+ * Exit 0 whenever it measured (wrong results are a measurement, not an
+ * error); 1 when the student's code stopped it (a CUDA error: the message
+ * says where); 3 when this machine cannot run it (no GPU).
+ *
+ * Everything here is named grading_*, the harnesses' own helpers grader_*,
+ * so nothing clashes with the names in the student's file. */
+#ifndef STREAMLAB_GRADING_H
+#define STREAMLAB_GRADING_H
+
+#include "streamlab.h"
+#include "json.h"
+#include "kernels.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { GRADING_MAX_VALUES = 40 };
+
+static struct {
+    const char *exercise;
+    int check;           /* 1 in the check pass */
+    char nonce[64];      /* from grade.py: tells this line from one the student printed */
+    device_info dev;
+    int n;
+    const char *name[GRADING_MAX_VALUES];
+    double value[GRADING_MAX_VALUES];
+} grading;
+
+static int grading_check_flag;
+static const option grading_options[] = {
+    {"check", OPT_FLAG, &grading_check_flag, 0, 1, NULL,
+     "the check pass: small sizes, correctness only (for compute-sanitizer)"},
+};
+
+/* Parses the options (--check, --device N, --help), selects the GPU and takes
+ * the nonce out of the environment before any of the student's code runs.
+ * Returns 1 in the check pass. */
+static inline int grading_begin(const char *exercise, int argc, char **argv)
+{
+    static char name[32];
+    snprintf(name, sizeof name, "grade-%s", exercise);
+    const program_info info = {name, "grading harness: drives the student's functions, prints "
+                               "one JSON line of measurements", grading_options, 1, 1};
+    common_options opt;
+    options_parse(argc, argv, &info, &opt);
+    grading.exercise = exercise;
+    grading.check = grading_check_flag;
+    const char *nonce = getenv("GRADER_NONCE");
+    snprintf(grading.nonce, sizeof grading.nonce, "%s", nonce ? nonce : "");
+    unsetenv("GRADER_NONCE");
+    device_select(&opt, &grading.dev);
+    return grading.check;
+}
+
+/* One measurement, by name, for the JSON line. */
+static inline void grading_value(const char *name, double value)
+{
+    if (grading.n == GRADING_MAX_VALUES)
+        fail_wrong("grading harness: more than %d values", GRADING_MAX_VALUES);
+    grading.name[grading.n] = name;
+    grading.value[grading.n++] = value;
+}
+
+/* Prints the JSON line and returns the exit code. The newline first: the
+ * student's code may have left a line unfinished. */
+static inline int grading_finish(void)
+{
+    printf("\n{\"exercise\": ");
+    json_write_string(stdout, grading.exercise);
+    printf(", \"pass\": \"%s\", \"nonce\": ", grading.check ? "check" : "measure");
+    json_write_string(stdout, grading.nonce);
+    printf(", \"device\": ");
+    json_write_string(stdout, grading.dev.name);
+    for (int i = 0; i < grading.n; i++) {
+        printf(", ");
+        json_write_string(stdout, grading.name[i]);
+        printf(": ");
+        json_write_number(stdout, grading.value[i]);
+    }
+    printf("}\n");
+    fflush(stdout);
+    return EXIT_OK;
+}
+
+/* A number drawn uniformly from [lo, hi), fresh every run. */
+static inline double grading_uniform(double lo, double hi)
+{
+    uint32_t u;
+    fill_random_u32(&u, 1, fresh_seed());
+    return lo + (hi - lo) * (u / 4294967296.0);
+}
+
+/* 1 when the GPU has finished the work before `e`; a "not ready" answer is
+ * cleared from the last error, where the next CHECK_LAUNCH() would find it. */
+static inline int grading_done(cudaEvent_t e)
+{
+    cudaError_t err = cudaEventQuery(e);
+    if (err == cudaErrorNotReady) {
+        (void)cudaGetLastError();
+        return 0;
+    }
+    CUDA_CHECK(err);
+    return 1;
+}
+
+#endif

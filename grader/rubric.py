@@ -1,0 +1,233 @@
+"""Rubrics, and scoring a graded run against one.
+
+A rubric (grader/rubrics/exNN.ini) says what an exercise's criteria are worth
+and when each passes; exercises/README.md explains the format to instructors.
+The harness of the exercise (grader/harness/exNN.cu) printed the metrics the
+criteria name; grade.py recorded them in an outcome (see grade.py's
+grade_exercise for its fields). Standard library only.
+"""
+
+import configparser
+import math
+
+KINDS = ("correctness", "concept")
+EXERCISE_KEYS = {"title", "time_limit_s", "memcheck_time_limit_s"}
+CRITERION_KEYS = {"kind", "points", "metric", "min", "max", "relative_to_solution", "what"}
+
+
+class RubricError(Exception):
+    """A rubric file that cannot be used: the message says which file, section and key."""
+
+
+def fmt(value):
+    """A number as a person reads it: 3, 0.5, 1.87, 1.2e-05."""
+    if value is None or (isinstance(value, float) and not math.isfinite(value)):
+        return "not measured"
+    if float(value).is_integer() and abs(value) < 1e15:
+        return str(int(value))
+    return f"{value:.3g}"
+
+
+def _number(parser, section, key, path, positive=False):
+    text = parser.get(section, key)
+    try:
+        value = float(text)
+    except ValueError:
+        raise RubricError(f"{path} [{section}] {key} = {text!r}: not a number") from None
+    if not math.isfinite(value) or value < 0 or (positive and value == 0):
+        raise RubricError(f"{path} [{section}] {key} = {text!r}: must be a "
+                          f"{'positive' if positive else 'non-negative'} number")
+    return value
+
+
+def load(path, exercise):
+    """The rubric in `path` as a dict: title, time limits, and criteria in file order."""
+    parser = configparser.ConfigParser(interpolation=None, inline_comment_prefixes=(";",))
+    try:
+        with open(path, encoding="utf-8") as f:
+            parser.read_file(f)
+    except (OSError, configparser.Error) as e:
+        raise RubricError(f"{path}: {e}") from None
+    if not parser.has_section("exercise"):
+        raise RubricError(f"{path}: no [exercise] section (title, time_limit_s, "
+                          "memcheck_time_limit_s)")
+    for key in EXERCISE_KEYS:
+        if not parser.has_option("exercise", key):
+            raise RubricError(f"{path} [exercise]: {key} is missing")
+    unknown = set(parser.options("exercise")) - EXERCISE_KEYS
+    if unknown:
+        raise RubricError(f"{path} [exercise]: unknown key {sorted(unknown)[0]!r}")
+    rubric = {
+        "exercise": exercise,
+        "title": parser.get("exercise", "title"),
+        "time_limit_s": _number(parser, "exercise", "time_limit_s", path, positive=True),
+        "memcheck_time_limit_s": _number(parser, "exercise", "memcheck_time_limit_s", path,
+                                         positive=True),
+        "criteria": [],
+    }
+    for name in parser.sections():
+        if name != "exercise":
+            rubric["criteria"].append(_criterion(parser, name, path))
+    if not rubric["criteria"]:
+        raise RubricError(f"{path}: no criteria (one section per criterion)")
+    return rubric
+
+
+def _criterion(parser, name, path):
+    keys = set(parser.options(name))
+    unknown = keys - CRITERION_KEYS
+    if unknown:
+        raise RubricError(f"{path} [{name}]: unknown key {sorted(unknown)[0]!r} "
+                          f"(known: {', '.join(sorted(CRITERION_KEYS))})")
+    for key in ("kind", "points", "metric", "what"):
+        if key not in keys:
+            raise RubricError(f"{path} [{name}]: {key} is missing")
+    kind = parser.get(name, "kind")
+    if kind not in KINDS:
+        raise RubricError(f"{path} [{name}] kind = {kind!r}: must be correctness or concept")
+    if ("min" in keys) == ("max" in keys):
+        raise RubricError(f"{path} [{name}]: give min (higher is better) or max (lower is "
+                          "better), one of the two")
+    if "relative_to_solution" in keys and "min" not in keys:
+        raise RubricError(f"{path} [{name}]: relative_to_solution needs min, the threshold "
+                          "used when no reference solution ran")
+    def optional(key):
+        return _number(parser, name, key, path) if key in keys else None
+    return {
+        "name": name,
+        "kind": kind,
+        "points": _number(parser, name, "points", path),
+        "metric": parser.get(name, "metric"),
+        "min": optional("min"),
+        "max": optional("max"),
+        "relative": optional("relative_to_solution"),
+        "what": parser.get(name, "what"),
+    }
+
+
+# ---- scoring ------------------------------------------------------------------------
+
+def _value(metrics, metric):
+    value = (metrics or {}).get(metric)
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
+        return float(value)
+    return None
+
+
+def _threshold(criterion, reference):
+    """(bound, why): the bound a value is held to, and where it came from."""
+    if criterion["max"] is not None:
+        return criterion["max"], ""
+    if criterion["relative"] is None:
+        return criterion["min"], ""
+    ref = _value(reference, criterion["metric"])
+    if ref is None:
+        return criterion["min"], " (the model's threshold: no reference solution in this run)"
+    bound = criterion["relative"] * ref
+    return bound, (f" ({fmt(criterion['relative'])} x the reference solution's {fmt(ref)}, "
+                   "measured in this run)")
+
+
+def _judge(criterion, value, reference):
+    """(passed, text) for one value."""
+    metric = criterion["metric"]
+    if value is None:
+        return False, f"{metric} not measured (the harness printed no such value)"
+    bound, why = _threshold(criterion, reference)
+    if criterion["max"] is not None:
+        ok = value <= bound
+        return ok, f"{metric} {fmt(value)}, {'limit' if ok else 'needs'} <= {fmt(bound)}{why}"
+    ok = value >= bound
+    return ok, f"{metric} {fmt(value)}, {'limit' if ok else 'needs'} >= {fmt(bound)}{why}"
+
+
+def memcheck_note(outcome):
+    """How the results were checked, for the reasons: memcheck ran clean, found
+    errors, was not available, or was turned off."""
+    check = outcome.get("check")
+    if not check:
+        return "no check pass"
+    memcheck = check.get("memcheck") or {}
+    if not memcheck.get("ran"):
+        return memcheck.get("note") or "memcheck not available"
+    errors = memcheck.get("errors", 0)
+    if errors:
+        return (f"compute-sanitizer memcheck found {errors} error{'s' if errors != 1 else ''}: "
+                f"{memcheck.get('first') or 'see the memcheck log'}")
+    return "checked under compute-sanitizer memcheck"
+
+
+def _stopped(outcome):
+    """(status, reason) when the exercise never got as far as measuring, else None."""
+    if not outcome.get("source"):
+        return "missing", f"no {outcome['exercise']}_*.cu in the submission"
+    build = outcome.get("build") or {}
+    if not build.get("ok"):
+        return "build_error", f"build failed: {build.get('error') or 'see the build log'}"
+    for name in ("measure", "check"):
+        run = outcome.get(name)
+        if run is None:
+            continue
+        if run.get("status") != "ok":
+            where = "" if name == "measure" else "check pass: "
+            return run.get("status", "error"), where + (run.get("detail") or "no detail")
+    if outcome.get("measure") is None:
+        return "error", "not run"
+    return None
+
+
+def score(rubric, outcome, reference=None):
+    """The points of one exercise: a dict with status, reason, points and one
+    entry per criterion. reference: the reference solution's measure-pass
+    metrics in this run, or None."""
+    criteria = []
+    stopped = _stopped(outcome)
+    if stopped:
+        status, reason = stopped
+        for c in rubric["criteria"]:
+            criteria.append(_result(c, 0, False, reason))
+        return _exercise(rubric, status, reason, criteria)
+
+    note = memcheck_note(outcome)
+    memcheck_errors = (outcome.get("check") or {}).get("memcheck", {}).get("errors", 0)
+    passes = [outcome["measure"]] + ([outcome["check"]] if outcome.get("check") else [])
+    correct = True
+    for c in (c for c in rubric["criteria"] if c["kind"] == "correctness"):
+        # the worst value over both passes: the largest against a max, the smallest against a min
+        values = [_value(p.get("metrics"), c["metric"]) for p in passes]
+        if None in values:
+            value = None
+        else:
+            value = max(values) if c["max"] is not None else min(values)
+        ok, text = _judge(c, value, reference)
+        ok = ok and not memcheck_errors
+        correct = correct and ok
+        criteria.append(_result(c, c["points"] if ok else 0, ok, f"{text}; {note}"))
+    for c in (c for c in rubric["criteria"] if c["kind"] == "concept"):
+        if not correct:
+            criteria.append(_result(c, 0, False, "not scored: the results were not all "
+                                    "correct, and a fast wrong answer earns nothing"))
+            continue
+        ok, text = _judge(c, _value(outcome["measure"].get("metrics"), c["metric"]), reference)
+        criteria.append(_result(c, c["points"] if ok else 0, ok, text))
+    order = {c["name"]: i for i, c in enumerate(rubric["criteria"])}
+    criteria.sort(key=lambda r: order[r["name"]])
+
+    points = sum(r["points"] for r in criteria)
+    total = sum(r["max_points"] for r in criteria)
+    if points >= total:
+        return _exercise(rubric, "passed", f"full marks; {note}", criteria)
+    failed = "; ".join(f"{r['name']}: {r['reason']}" for r in criteria if not r["passed"])
+    return _exercise(rubric, "partial" if points > 0 else "failed", failed, criteria)
+
+
+def _result(criterion, points, passed, reason):
+    return {"name": criterion["name"], "kind": criterion["kind"], "what": criterion["what"],
+            "points": points, "max_points": criterion["points"], "passed": passed,
+            "reason": reason}
+
+
+def _exercise(rubric, status, reason, criteria):
+    return {"exercise": rubric["exercise"], "title": rubric["title"], "status": status,
+            "reason": reason, "points": sum(r["points"] for r in criteria),
+            "max_points": sum(r["max_points"] for r in criteria), "criteria": criteria}
