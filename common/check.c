@@ -22,34 +22,41 @@ const char *exit_code_meaning(int code)
     }
 }
 
-static void __attribute__((noreturn)) vfail(int code, const char *what, const char *fmt, va_list ap)
+/* Prints "program: WHAT<message>" to stderr. The callers exit after va_end:
+ * a va_list opened with va_start must be closed before the function leaves. */
+static void print_failure(const char *what, const char *fmt, va_list ap)
 {
     fflush(stdout); /* keep stdout's report ahead of the error when both go to a terminal */
     fprintf(stderr, "%s: %s", program_name, what);
     vfprintf(stderr, fmt, ap);
     fputc('\n', stderr);
-    exit(code);
 }
 
 void fail_usage(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    vfail(EXIT_USAGE, "", fmt, ap);
+    print_failure("", fmt, ap);
+    va_end(ap);
+    exit(EXIT_USAGE);
 }
 
 void fail_cannot_run(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    vfail(EXIT_CANNOT_RUN, "cannot run here: ", fmt, ap);
+    print_failure("cannot run here: ", fmt, ap);
+    va_end(ap);
+    exit(EXIT_CANNOT_RUN);
 }
 
 void fail_wrong(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    vfail(EXIT_WRONG_RESULTS, "", fmt, ap);
+    print_failure("", fmt, ap);
+    va_end(ap);
+    exit(EXIT_WRONG_RESULTS);
 }
 
 /* The runtime reports a missing driver and a too-old driver with the same
@@ -80,6 +87,13 @@ void cuda_check(cudaError_t err, const char *call, const char *file, int line)
     case cudaErrorUnsupportedPtxVersion:
         fail_cannot_run("this build has no code for this GPU; rebuild with 'make clean && make' "
                         "on this machine, or 'make ARCH=sm_XY' (%s)", name);
+    case cudaErrorMemoryAllocation:
+        /* Sizes are checked against the free memory before anything is
+         * allocated, so this is memory that went elsewhere meanwhile: another
+         * process, or a host that cannot pin that much. */
+        fail_cannot_run("out of memory in %s at %s:%d (%s): another process may be holding "
+                        "the GPU's memory (see nvidia-smi), or ask for smaller sizes (see --help)",
+                        call, file, line, name);
     case cudaErrorSystemDriverMismatch:
     case cudaErrorSystemNotReady:
     case cudaErrorCompatNotSupportedOnDevice:

@@ -22,8 +22,9 @@ extern const char *program_name;
 
 /* Exits when err is not cudaSuccess: with EXIT_CANNOT_RUN and one line when the
  * error means "this machine cannot run CUDA code" (no driver, no device, no
- * kernel image for this GPU), otherwise with EXIT_WRONG_RESULTS and the file,
- * line, call, error name and text. */
+ * kernel image for this GPU) or "not enough memory left" (another process took
+ * it), otherwise with EXIT_WRONG_RESULTS and the file, line, call, error name
+ * and text. */
 void cuda_check(cudaError_t err, const char *call, const char *file, int line);
 
 /* One line to stderr, then exit. printf-style. */

@@ -6,44 +6,120 @@
 
 #include <cuda_runtime_api.h>
 #include <dlfcn.h>
+#include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
-/* The runtime API does not report the PCIe link; NVML, which ships with the
- * driver, does. It is loaded at run time so that building needs no NVML and a
- * machine without it simply reports "not told". The handful of declarations
- * below are NVML's documented C signatures. */
+/* NVML, the driver's management library, says what the runtime API does
+ * not: the PCIe link, and which processes hold a context on the GPU. It is
+ * loaded at run time so that building needs no NVML and a machine without it
+ * simply reports "not told". The declarations below are NVML's documented C
+ * signatures, and the record nvmlDeviceGetComputeRunningProcesses_v3 fills. */
 typedef void *nvml_device;
 typedef int (*nvml_init_fn)(void);
 typedef int (*nvml_handle_fn)(const char *bus_id, nvml_device *dev);
 typedef int (*nvml_uint_fn)(nvml_device dev, unsigned int *out);
+typedef struct {
+    unsigned int pid;
+    unsigned long long used_gpu_memory;
+    unsigned int gpu_instance_id, compute_instance_id;
+} nvml_process;
+typedef int (*nvml_processes_fn)(nvml_device dev, unsigned int *count, nvml_process *infos);
+enum { NVML_SUCCESS = 0, NVML_ERROR_INSUFFICIENT_SIZE = 7 };
 
-static void query_pcie(device_info *d)
+/* NVML stays open from device_select() to the end of the program: asking
+ * again at the end costs one call, not a second start of the library. */
+static struct {
+    nvml_device dev;                     /* NULL: NVML could not be asked */
+    nvml_processes_fn compute_processes; /* NULL: this driver cannot list them */
+} nvml;
+static int selected;     /* device_select() has chosen a GPU: the probe may use it */
+static int have_context; /* this program has a context of its own on that GPU */
+
+static void open_nvml(device_info *d)
 {
     void *lib = dlopen("libnvidia-ml.so.1", RTLD_LAZY | RTLD_LOCAL);
     if (!lib)
         return;
     nvml_init_fn init = (nvml_init_fn)dlsym(lib, "nvmlInit_v2");
-    nvml_init_fn shutdown = (nvml_init_fn)dlsym(lib, "nvmlShutdown");
     nvml_handle_fn by_bus = (nvml_handle_fn)dlsym(lib, "nvmlDeviceGetHandleByPciBusId_v2");
     nvml_uint_fn max_gen = (nvml_uint_fn)dlsym(lib, "nvmlDeviceGetMaxPcieLinkGeneration");
     nvml_uint_fn max_width = (nvml_uint_fn)dlsym(lib, "nvmlDeviceGetMaxPcieLinkWidth");
     nvml_uint_fn cur_gen = (nvml_uint_fn)dlsym(lib, "nvmlDeviceGetCurrPcieLinkGeneration");
     nvml_uint_fn cur_width = (nvml_uint_fn)dlsym(lib, "nvmlDeviceGetCurrPcieLinkWidth");
-    nvml_device dev;
     unsigned int v;
-    if (init && shutdown && by_bus && max_gen && max_width && cur_gen && cur_width &&
-        init() == 0) {
-        if (by_bus(d->pci_bus_id, &dev) == 0) {
-            if (max_gen(dev, &v) == 0) d->pcie_gen = (int)v;
-            if (max_width(dev, &v) == 0) d->pcie_width = (int)v;
-            if (cur_gen(dev, &v) == 0) d->pcie_gen_now = (int)v;
-            if (cur_width(dev, &v) == 0) d->pcie_width_now = (int)v;
-        }
-        shutdown();
+    if (!init || !by_bus || init() != NVML_SUCCESS || by_bus(d->pci_bus_id, &nvml.dev) != 0) {
+        nvml.dev = NULL;
+        return; /* the library stays loaded: unloading it after a failed start is not safe */
     }
-    dlclose(lib);
+    if (max_gen && max_gen(nvml.dev, &v) == 0) d->pcie_gen = (int)v;
+    if (max_width && max_width(nvml.dev, &v) == 0) d->pcie_width = (int)v;
+    if (cur_gen && cur_gen(nvml.dev, &v) == 0) d->pcie_gen_now = (int)v;
+    if (cur_width && cur_width(nvml.dev, &v) == 0) d->pcie_width_now = (int)v;
+    nvml.compute_processes =
+        (nvml_processes_fn)dlsym(lib, "nvmlDeviceGetComputeRunningProcesses_v3");
+}
+
+/* Distinct processes in the list other than this program. Inside a container
+ * the driver gives the host's process ids, so this program's own entry does
+ * not match getpid(): once it has a context, one unmatched entry is its own. */
+static int count_others(const nvml_process *p, unsigned int n)
+{
+    int others = 0, self_seen = 0;
+    pid_t self = getpid();
+    for (unsigned int i = 0; i < n; i++) {
+        int repeated = 0;
+        for (unsigned int j = 0; j < i; j++)
+            repeated |= p[j].pid == p[i].pid;
+        if (repeated)
+            continue;
+        if ((pid_t)p[i].pid == self)
+            self_seen = 1;
+        else
+            others++;
+    }
+    if (have_context && !self_seen && others > 0)
+        others--;
+    return others;
+}
+
+/* Other processes holding a compute context on the GPU, or -1 when the
+ * driver does not say. */
+static int other_processes(void)
+{
+    unsigned int capacity = 32;
+    if (!nvml.dev || !nvml.compute_processes)
+        return -1;
+    for (int tries = 0; tries < 4; tries++) {
+        unsigned int n = capacity;
+        /* Room for twice as many records as asked for: should a future driver
+         * write larger ones, it still writes inside the buffer. */
+        nvml_process *p = xmalloc(2 * (size_t)capacity * sizeof *p);
+        int rc = nvml.compute_processes(nvml.dev, &n, p);
+        int others = rc == NVML_SUCCESS && n <= capacity ? count_others(p, n) : -1;
+        free(p);
+        if (rc != NVML_ERROR_INSUFFICIENT_SIZE)
+            return others;
+        capacity = n > capacity ? n + 8 : 2 * capacity; /* more started meanwhile */
+    }
+    return -1;
+}
+
+void device_sharing_now(gpu_sharing *s)
+{
+    s->other_processes = other_processes();
+    s->lost_ms = s->probe_ms = 0;
+    if (selected)
+        probe_time_lost(SHARING_PROBE_MS, &s->lost_ms, &s->probe_ms);
+}
+
+int gpu_was_shared(const gpu_sharing *s)
+{
+    return s->probe_ms > 0 && s->lost_ms >= SHARED_MS_MIN &&
+           s->lost_ms >= SHARED_FRACTION_MIN * s->probe_ms;
 }
 
 double pcie_raw_gbps(int gen, int width)
@@ -59,11 +135,16 @@ double pcie_raw_gbps(int gen, int width)
     return gts[gen] * encoding / 8.0 * width;
 }
 
+/* An integer from the environment; a value that is not one counts as unset
+ * (what the CUDA runtime reads from it is its own business). */
 static int env_int(const char *name, int fallback, int *was_set)
 {
     const char *s = getenv(name);
-    *was_set = s && *s;
-    return *was_set ? atoi(s) : fallback;
+    char *end;
+    errno = 0;
+    long v = s ? strtol(s, &end, 10) : 0;
+    *was_set = s && *s && *end == '\0' && errno == 0 && v >= INT_MIN && v <= INT_MAX;
+    return *was_set ? (int)v : fallback;
 }
 
 void device_select(const common_options *opt, device_info *d)
@@ -86,10 +167,15 @@ void device_select(const common_options *opt, device_info *d)
 
     struct cudaDeviceProp p;
     d->index = opt->device;
+    /* The driver's list of processes is read before this program has a
+     * context of its own (cudaSetDevice makes it): everyone listed is another. */
+    CUDA_CHECK(cudaDeviceGetPCIBusId(d->pci_bus_id, sizeof d->pci_bus_id, d->index));
+    open_nvml(d);
+    d->sharing.other_processes = other_processes();
     CUDA_CHECK(cudaSetDevice(d->index));
+    have_context = 1;
     CUDA_CHECK(cudaGetDeviceProperties(&p, d->index));
     snprintf(d->name, sizeof d->name, "%s", p.name);
-    CUDA_CHECK(cudaDeviceGetPCIBusId(d->pci_bus_id, sizeof d->pci_bus_id, d->index));
     d->cc_major = p.major;
     d->cc_minor = p.minor;
     d->sm_count = p.multiProcessorCount;
@@ -107,7 +193,8 @@ void device_select(const common_options *opt, device_info *d)
     if (d->launch_blocking)
         fprintf(stderr, "%s: warning: CUDA_LAUNCH_BLOCKING=1 makes every launch wait for the "
                         "last: nothing will overlap\n", program_name);
-    query_pcie(d);
+    selected = 1;
+    probe_time_lost(SHARING_PROBE_MS, &d->sharing.lost_ms, &d->sharing.probe_ms);
 }
 
 void device_require(int ok, const char *reason)

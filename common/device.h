@@ -9,6 +9,23 @@
 extern "C" {
 #endif
 
+/* Whether another process is using the GPU: the driver's list of processes,
+ * and what a probe kernel measured (see device_sharing_now). */
+typedef struct {
+    int other_processes; /* other processes holding a compute context on this GPU, as
+                            the driver (NVML) lists them; -1 when it does not say */
+    double lost_ms;      /* time the GPU spent on other work while the probe waited or ran */
+    double probe_ms;     /* the probe, from its launch to its result */
+} gpu_sharing;
+
+/* The GPU counts as shared when the probe lost at least this fraction of its
+ * time, and at least SHARED_MS_MIN. On an idle GPU it loses microseconds;
+ * beside one other busy process the GPU alternates between the two, about
+ * half each, and a short probe can lose more (it waits for the other's slice). */
+#define SHARED_FRACTION_MIN 0.25
+#define SHARED_MS_MIN 1.0
+#define SHARING_PROBE_MS 5.0 /* the probe's own running time */
+
 typedef struct {
     int index;                 /* the --device number */
     char name[256];
@@ -27,6 +44,7 @@ typedef struct {
     int pcie_gen_now, pcie_width_now;  /* as negotiated at the moment of asking:
                                           idle GPUs train down to save power */
     int driver_version, runtime_version; /* e.g. 13000 for 13.0 */
+    gpu_sharing sharing;       /* measured as the program started */
 } device_info;
 
 /* Finds the GPU --device names, makes it current and fills *d. Exits with
@@ -41,6 +59,23 @@ double pcie_raw_gbps(int gen, int width);
 /* Exits with EXIT_CANNOT_RUN and the reason when `ok` is false: for a lab
  * whose effect this GPU cannot show. */
 void device_require(int ok, const char *reason);
+
+/* Measures now whether another process is using the GPU that device_select()
+ * chose: asks the driver how many other processes hold a context on it, and
+ * runs a probe kernel of SHARING_PROBE_MS. Without a selected device (a test
+ * of the report on fake numbers) it fills "not known": -1 and zeros.
+ * device_select() calls it once, before the labs' work; report_finish() again
+ * at the end, so that a lab's verdict is never trusted on a shared GPU. */
+void device_sharing_now(gpu_sharing *s);
+
+/* 1 when the probe lost at least SHARED_FRACTION_MIN of its time and
+ * SHARED_MS_MIN: another process's work ran on the GPU meanwhile. */
+int gpu_was_shared(const gpu_sharing *s);
+
+/* The probe kernel's host side, in kernels/sharing.cu: runs it for run_ms of
+ * its own time; *lost_ms is the time the GPU spent elsewhere meanwhile, and
+ * *wall_ms the probe from launch to result. */
+void probe_time_lost(double run_ms, double *lost_ms, double *wall_ms);
 
 #ifdef __cplusplus
 }

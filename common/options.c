@@ -3,6 +3,7 @@
  * A small hand-written parser instead of getopt_long: it accepts exactly
  * "--name value" and "--name=value", never abbreviations, and every message
  * names the option and the range it accepts. */
+#define _POSIX_C_SOURCE 200809L /* sigaction, unlink, stat */
 #include "options.h"
 #include "check.h"
 #include "exitcodes.h"
@@ -10,9 +11,12 @@
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 static int help_requested;
 
@@ -78,12 +82,41 @@ static void fail_range(const option *o, const char *text)
     fail_usage("--%s must be a number from %g to %g (got '%s')", o->name, o->min, o->max, text);
 }
 
+/* 1 when text is a plain decimal number: an optional sign, digits, and for a
+ * real number a decimal point and an exponent. strtoll and strtod accept
+ * more (leading spaces, hexadecimal, "infinity"), which on a command line is
+ * more often a typing mistake than a wish. */
+static int plain_number(const char *text, int integer)
+{
+    const char *c = text;
+    int digits = 0;
+    if (*c == '+' || *c == '-')
+        c++;
+    for (; *c >= '0' && *c <= '9'; c++)
+        digits++;
+    if (!integer && *c == '.')
+        for (c++; *c >= '0' && *c <= '9'; c++)
+            digits++;
+    if (!integer && digits && (*c == 'e' || *c == 'E')) {
+        c++;
+        if (*c == '+' || *c == '-')
+            c++;
+        if (!(*c >= '0' && *c <= '9'))
+            return 0;
+        while (*c >= '0' && *c <= '9')
+            c++;
+    }
+    return digits > 0 && *c == '\0';
+}
+
 /* Converts text to the option's kind, or exits naming the option. */
 static void store_number(const option *o, const char *text)
 {
     char *end;
     errno = 0;
     double v;
+    if (!plain_number(text, o->kind == OPT_INT))
+        fail_range(o, text);
     if (o->kind == OPT_INT) {
         long long n = strtoll(text, &end, 10);
         v = (double)n;
@@ -100,6 +133,34 @@ static void store_number(const option *o, const char *text)
         *(double *)o->value = v;
 }
 
+/* The trace is written as FILE.partial and renamed when complete (see
+ * timeline.c). Should the run be stopped (Ctrl-C, kill) while that file
+ * exists, it is removed on the way out: an interrupted run leaves nothing
+ * behind. A signal the caller chose to ignore (nohup, a background job)
+ * stays ignored. */
+static char *trace_partial;
+
+static void remove_partial_then_stop(int sig)
+{
+    unlink(trace_partial); /* async-signal-safe; fails harmlessly if not there */
+    raise(sig);            /* SA_RESETHAND: now with the default action, ending the program */
+}
+
+static void clean_up_when_interrupted(void)
+{
+    static const int signals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+    for (size_t i = 0; i < sizeof signals / sizeof signals[0]; i++) {
+        struct sigaction now, sa;
+        if (sigaction(signals[i], NULL, &now) != 0 || now.sa_handler == SIG_IGN)
+            continue;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = remove_partial_then_stop;
+        sa.sa_flags = SA_RESETHAND;
+        sigemptyset(&sa.sa_mask);
+        sigaction(signals[i], &sa, NULL);
+    }
+}
+
 /* A trace is written at the end of a run: find out now, before any GPU
  * work, whether it can be. The file is written under a temporary name and
  * renamed when complete, so the probe uses that name too. */
@@ -108,17 +169,20 @@ static void check_trace_path(const char *path)
     size_t len = strlen(path);
     int json = len > 5 && strcmp(path + len - 5, ".json") == 0;
     int tsv = len > 4 && strcmp(path + len - 4, ".tsv") == 0;
+    struct stat st;
     if (!json && !tsv)
         fail_usage("--trace FILE must end in .json (Chrome trace) or .tsv (raw records), "
                    "got '%s'", path);
-    char *partial = xmalloc(len + sizeof ".partial");
-    sprintf(partial, "%s.partial", path);
-    FILE *f = fopen(partial, "w");
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+        fail_usage("--trace %s is a folder: name a file in it, e.g. %s/trace.json", path, path);
+    trace_partial = xmalloc(len + sizeof ".partial");
+    sprintf(trace_partial, "%s.partial", path);
+    FILE *f = fopen(trace_partial, "w");
     if (!f)
         fail_usage("--trace %s cannot be written: %s", path, strerror(errno));
     fclose(f);
-    remove(partial);
-    free(partial);
+    remove(trace_partial);
+    clean_up_when_interrupted();
 }
 
 static const option *find(const char *name, size_t len, const option *common,

@@ -483,8 +483,60 @@ static void print_json(const report *r, int code)
     printf("\n}\n");
 }
 
+/* "the driver lists 2 other processes holding this GPU" and the like. */
+static const char *processes_text(char *buf, size_t size, int n)
+{
+    if (n < 0)
+        snprintf(buf, size, "the driver does not list the processes here");
+    else
+        snprintf(buf, size, "the driver lists %d other process%s holding this GPU", n,
+                 n == 1 ? "" : "es");
+    return buf;
+}
+
+/* A lab's timings are its own only if nothing else ran on the GPU meanwhile.
+ * The GPU was probed as the program started (device_select) and is probed
+ * again now. Shared at either moment: a "no" verdict of its own, so the run
+ * ends with EXIT_NOT_OBSERVED and this reason, never with an "observed" that
+ * another process's work may have made or marred. Not shared, but the driver
+ * lists other processes and some verdict is "no": they lead the likely reasons. */
+static void judge_sharing(report *r)
+{
+    if (!r->has_device)
+        return;
+    const gpu_sharing *start = &r->device.sharing;
+    gpu_sharing end;
+    device_sharing_now(&end);
+    int others = start->other_processes > end.other_processes ? start->other_processes
+                                                               : end.other_processes;
+    char listed[96];
+    processes_text(listed, sizeof listed, others);
+    char *lab_hint = r->hint;
+    r->hint = NULL;
+    if (gpu_was_shared(start) || gpu_was_shared(&end)) {
+        report_section(r, "Was the GPU this program's alone?");
+        report_verdict(r, "gpu_not_shared", 0, "the GPU ran other work for %.1f of %.1f ms "
+                       "around a probe kernel at the start and %.1f of %.1f ms at the end "
+                       "(limit: under %.0f%% and %.0f ms); %s", start->lost_ms, start->probe_ms,
+                       end.lost_ms, end.probe_ms, SHARED_FRACTION_MIN * 100, SHARED_MS_MIN,
+                       listed);
+        report_hint(r, "another process was using this GPU (%s; see nvidia-smi): the GPU "
+                    "takes turns between processes, so this run's timings are not its own. "
+                    "Run it again when the GPU is idle%s%s", listed,
+                    lab_hint ? ". If it was idle: " : "", lab_hint ? lab_hint : "");
+    } else if (others > 0 && !all_ok(&r->verdicts)) {
+        report_hint(r, "%s (see nvidia-smi): if they were working during the run, they took "
+                    "part of the GPU%s%s", listed, lab_hint ? ". Otherwise: " : "",
+                    lab_hint ? lab_hint : "");
+    } else if (lab_hint) {
+        report_hint(r, "%s", lab_hint);
+    }
+    free(lab_hint);
+}
+
 int report_finish(report *r)
 {
+    judge_sharing(r);
     int code = !all_ok(&r->checks)     ? EXIT_WRONG_RESULTS
                : !all_ok(&r->verdicts) ? EXIT_NOT_OBSERVED
                                        : EXIT_OK;
