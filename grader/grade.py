@@ -58,13 +58,15 @@ class Stop(Exception):
 
 # ---- what to grade --------------------------------------------------------------------
 
-def exercises(only):
+def exercises(only, rubric_dir):
     """The exercises with both a rubric and a harness, as {name: rubric}."""
     found = {}
-    for path in sorted(RUBRIC_DIR.glob("ex[0-9][0-9].ini")):
+    for path in sorted(Path(rubric_dir).glob("ex[0-9][0-9].ini")):
         if (HARNESS_DIR / f"{path.stem}.cu").exists():
             found[path.stem] = path
-    wanted = [w for w in (only or "").replace(",", " ").split()]
+    if not found:
+        raise Stop(f"grade: no rubrics (exNN.ini) in {rubric_dir}", 2)
+    wanted = (only or "").replace(",", " ").split()
     unknown = [w for w in wanted if w not in found]
     if unknown:
         raise Stop(f"grade: no exercise {unknown[0]} (there are {', '.join(found)})", 2)
@@ -89,13 +91,13 @@ def sources(folder, names):
 
 def students(args):
     """[(name, folder)] to grade."""
-    if args.submission:
+    if args.submission is not None:
         folder = Path(args.submission)
-        if not folder.is_dir():
+        if not args.submission or not folder.is_dir():
             raise Stop(f"grade: SUBMISSION={args.submission}: no such folder", 2)
         return [(folder.resolve().name, folder)]
     root = Path(args.submissions)
-    if not root.is_dir():
+    if not args.submissions or not root.is_dir():
         raise Stop(f"grade: SUBMISSIONS={args.submissions}: no such folder", 2)
     found = [(d.name, d) for d in sorted(root.iterdir())
              if d.is_dir() and not d.name.startswith((".", "_"))]
@@ -322,9 +324,9 @@ def grade_runs(args, rubric_set, out):
               "jobs": args.jobs or os.cpu_count() or 1, "tools": None, "sanitizer": None}
     if not args.fake_harness:
         config["tools"] = toolchain()
-        if not args.no_memcheck:
-            config["sanitizer"] = find_sanitizer(config["tools"])
-    config["memcheck_note"] = ("memcheck off" if args.no_memcheck or args.fake_harness
+    if not args.no_memcheck:
+        config["sanitizer"] = find_sanitizer(config["tools"])
+    config["memcheck_note"] = ("memcheck off" if args.no_memcheck
                                else "" if config["sanitizer"] else "memcheck not available")
     people = students(args)
     single = args.submission is not None
@@ -413,6 +415,8 @@ def main(argv=None):
     parser.add_argument("--out", metavar="DIR", help="where the reports go (default "
                         "build/grade/<student>, build/grade/all, or OUT with --rescore)")
     parser.add_argument("--only", metavar="LIST", help="exercises to grade, e.g. ex04,ex06")
+    parser.add_argument("--rubrics", metavar="DIR", default=str(RUBRIC_DIR),
+                        help="the rubrics (default grader/rubrics)")
     parser.add_argument("--solutions", metavar="DIR", help="the reference solutions "
                         "(default solutions/, when it is there)")
     parser.add_argument("--no-reference", action="store_true",
@@ -436,7 +440,7 @@ def main(argv=None):
 
 def grade(args):
     start = time.monotonic()
-    rubric_set = exercises(args.only)
+    rubric_set = exercises(args.only, args.rubrics)
     if args.rescore:
         out = Path(args.out or args.rescore)
         graded, reference, context = load_recorded(Path(args.rescore), rubric_set)

@@ -200,13 +200,14 @@ def score(rubric, outcome, reference=None):
         else:
             value = max(values) if c["max"] is not None else min(values)
         ok, text = _judge(c, value, reference)
+        reason = f"{note}; {text}" if memcheck_errors else f"{text} [{note}]"
         ok = ok and not memcheck_errors
         correct = correct and ok
-        criteria.append(_result(c, c["points"] if ok else 0, ok, f"{text}; {note}"))
+        criteria.append(_result(c, c["points"] if ok else 0, ok, reason))
     for c in (c for c in rubric["criteria"] if c["kind"] == "concept"):
         if not correct:
-            criteria.append(_result(c, 0, False, "not scored: the results were not all "
-                                    "correct, and a fast wrong answer earns nothing"))
+            criteria.append(_result(c, 0, False, "not scored: a correctness criterion "
+                                    "failed, and a fast wrong answer earns nothing"))
             continue
         ok, text = _judge(c, _value(outcome["measure"].get("metrics"), c["metric"]), reference)
         criteria.append(_result(c, c["points"] if ok else 0, ok, text))
@@ -216,9 +217,12 @@ def score(rubric, outcome, reference=None):
     points = sum(r["points"] for r in criteria)
     total = sum(r["max_points"] for r in criteria)
     if points >= total:
-        return _exercise(rubric, "passed", f"full marks; {note}", criteria)
-    failed = "; ".join(f"{r['name']}: {r['reason']}" for r in criteria if not r["passed"])
-    return _exercise(rubric, "partial" if points > 0 else "failed", failed, criteria)
+        return _exercise(rubric, "passed", f"full marks [{note}]", criteria)
+    failed = [f"{r['name']}: {r['reason']}" for r in criteria
+              if not r["passed"] and (correct or r["kind"] == "correctness")]
+    if not correct:
+        failed.append("the concept criteria were not scored (a fast wrong answer earns nothing)")
+    return _exercise(rubric, "partial" if points > 0 else "failed", "; ".join(failed), criteria)
 
 
 def _result(criterion, points, passed, reason):
