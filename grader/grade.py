@@ -340,7 +340,8 @@ def grade_runs(args, rubric_set, out):
     if solutions and solutions.is_dir():
         for ex, source in sources(solutions, rubric_set).items():
             jobs.append((REFERENCE, ex, source, out / REFERENCE / "work" / ex))
-    print(f"grade: building {sum(1 for j in jobs if j[2])} harnesses", file=sys.stderr)
+    count = sum(1 for j in jobs if j[2])
+    print(f"grade: building {count} harness{'' if count == 1 else 'es'}", file=sys.stderr)
     built = build_all(config, jobs)
 
     graded, reference = {}, {}

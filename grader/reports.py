@@ -42,7 +42,7 @@ def table(students, heading):
 def write_csv(path, students):
     """One row per student and exercise: student,exercise,points,max_points,status,reason."""
     with open(path, "w", newline="", encoding="utf-8") as f:
-        out = csv.writer(f)
+        out = csv.writer(f, lineterminator="\n")
         out.writerow(CSV_FIELDS)
         for s in students:
             for e in s["exercises"]:

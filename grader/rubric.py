@@ -85,12 +85,12 @@ def _criterion(parser, name, path):
     kind = parser.get(name, "kind")
     if kind not in KINDS:
         raise RubricError(f"{path} [{name}] kind = {kind!r}: must be correctness or concept")
-    if ("min" in keys) == ("max" in keys):
-        raise RubricError(f"{path} [{name}]: give min (higher is better) or max (lower is "
-                          "better), one of the two")
     if "relative_to_solution" in keys and "min" not in keys:
         raise RubricError(f"{path} [{name}]: relative_to_solution needs min, the threshold "
                           "used when no reference solution ran")
+    if ("min" in keys) == ("max" in keys):
+        raise RubricError(f"{path} [{name}]: give min (higher is better) or max (lower is "
+                          "better), one of the two")
     def optional(key):
         return _number(parser, name, key, path) if key in keys else None
     return {

@@ -1,0 +1,298 @@
+#!/usr/bin/env bats
+# The grader without a GPU: scoring recorded runs against the rubrics, the
+# table, CSV, JUnit and Gradescope outputs, rubric mistakes, and the run
+# paths (build errors with the real compiler; time limits, crashes, forged
+# result lines and memcheck through stand-ins for a harness and for
+# compute-sanitizer, in tests/fixtures/grading/).
+
+load test_helper
+
+RECORDED="$ROOT/tests/fixtures/grading"
+grade() { python3 "$ROOT/grader/grade.py" "$@"; }
+
+# rescore [ARGS...]: scores the recorded runs into $BATS_TEST_TMPDIR/out.
+rescore() { grade --rescore "$RECORDED" --out "$BATS_TEST_TMPDIR/out" "$@"; }
+
+# row STUDENT EXERCISE: that row of grades.csv as points/max,status,reason.
+row() {
+    python3 - "$BATS_TEST_TMPDIR/out/grades.csv" "$1" "$2" <<'PY'
+import csv, sys
+for r in csv.DictReader(open(sys.argv[1])):
+    if (r["student"], r["exercise"]) == (sys.argv[2], sys.argv[3]):
+        print(f"{r['points']}/{r['max_points']},{r['status']},{r['reason']}")
+PY
+}
+
+# fake ARGS...: grades exercises/ with a stand-in harness (--fake-harness CMD).
+fake() {
+    grade --submission exercises --no-reference --out "$BATS_TEST_TMPDIR/out" "$@"
+}
+METRICS_EX01='"launches_wrong": 0, "speedup_vs_blocking": 1.95'
+
+@test "recorded runs score as the rubrics say: the solutions 60, the skeletons 12, partial work 44, broken work 0" {
+    run rescore
+    assert_success
+    assert_output --partial "solutions: 60/60 points"
+    assert_output --partial "exercises: 12/60 points"
+    assert_output --partial "alice: 44/60 points"
+    assert_output --partial "broken: 0/60 points"
+}
+
+@test "grades.csv has the gradebook's six columns and one row per student and exercise" {
+    rescore >/dev/null
+    run head -1 "$BATS_TEST_TMPDIR/out/grades.csv"
+    assert_output "student,exercise,points,max_points,status,reason"
+    run python3 -c "import csv; print(len(list(csv.DictReader(open('$BATS_TEST_TMPDIR/out/grades.csv')))))"
+    assert_output "24"
+    run row solutions ex04
+    assert_output "10/10,passed,full marks [checked under compute-sanitizer memcheck]"
+}
+
+@test "the untouched exercises earn their correctness points and nothing for the concept" {
+    rescore >/dev/null
+    for ex in ex01 ex02 ex03 ex05; do
+        run row exercises $ex
+        assert_output --regexp "^2/10,partial,"
+    done
+    run row exercises ex04
+    assert_output --partial "3/10,partial,overlaps: speedup 0.997, needs >= 1.3"
+    # the race: wrong results, so the concept criteria are not scored at all
+    run row exercises ex06
+    assert_output --partial "1/10,partial,results_correct: mismatches 22020096, needs <= 0"
+    assert_output --partial "the concept criteria were not scored"
+}
+
+@test "a build error, a missing file, a timeout, a crash and a CUDA error each score 0 with the reason" {
+    rescore >/dev/null
+    run row broken ex01
+    assert_output '0/10,build_error,build failed: ex01_default_stream.cu(64): error: identifier "cudaStreamNonBlock" is undefined'
+    run row broken ex02
+    assert_output "0/10,missing,no ex02_*.cu in the submission"
+    run row broken ex04
+    assert_output "0/10,timed_out,timed out after 60 s"
+    run row broken ex05
+    assert_output "0/10,crashed,crashed: killed by SIGSEGV"
+    run row broken ex06
+    assert_output --partial "0/10,error,stopped with exit 1: CUDA error at ex06_stream_races.cu:81"
+}
+
+@test "memcheck errors fail the correctness criteria, and the reason says so" {
+    rescore >/dev/null
+    run row broken ex03
+    assert_output --partial "0/10,failed,launches_logged: compute-sanitizer memcheck found 3 errors: Invalid __global__ write of size 8 bytes"
+    run row alice ex06
+    assert_output --partial "3/10,partial,stays_in_bounds: guard_words_changed 256, needs <= 0 [memcheck not available]"
+}
+
+@test "a criterion relative to the solution uses the solution's number from the same run, else the model's" {
+    rescore >/dev/null
+    run row alice ex04
+    assert_output --partial "needs >= 0.857 (0.9 x the reference solution's 0.952, measured in this run)"
+    cp -r "$RECORDED" "$BATS_TEST_TMPDIR/recorded"
+    rm -r "$BATS_TEST_TMPDIR/recorded/_reference"
+    grade --rescore "$BATS_TEST_TMPDIR/recorded" --out "$BATS_TEST_TMPDIR/out" >/dev/null
+    run row alice ex04
+    assert_output --partial "needs >= 0.85 (the model's threshold: no reference solution in this run)"
+    run row solutions ex04
+    assert_output --regexp "^10/10,passed"
+}
+
+@test "a reference solution short of full marks is reported: the GPU may be busy" {
+    cp -r "$RECORDED" "$BATS_TEST_TMPDIR/recorded"
+    sed -i 's/"latency_ratio": 17.533/"latency_ratio": 3.1/' "$BATS_TEST_TMPDIR/recorded/_reference/outcomes/ex05.json"
+    run grade --rescore "$BATS_TEST_TMPDIR/recorded" --out "$BATS_TEST_TMPDIR/out"
+    assert_success
+    assert_output --partial "note: the reference solution scored 2/10 on ex05 in this run"
+}
+
+@test "junit.xml parses, with a testsuite per student, a testcase per criterion and a failure for each one short of its points" {
+    rescore >/dev/null
+    run python3 - "$BATS_TEST_TMPDIR/out/junit.xml" <<'PY'
+import sys, xml.etree.ElementTree as ET
+root = ET.parse(sys.argv[1]).getroot()
+assert root.tag == "testsuites" and float(root.get("time")) >= 0
+suites = {s.get("name"): s for s in root.findall("testsuite")}
+assert sorted(suites) == ["alice", "broken", "exercises", "solutions"], sorted(suites)
+for name, s in suites.items():
+    cases = s.findall("testcase")
+    failed = [c for c in cases if c.find("failure") is not None]
+    assert int(s.get("tests")) == len(cases) == 18, (name, len(cases))
+    assert int(s.get("failures")) == len(failed), name
+    for key in ("errors", "skipped", "time", "timestamp", "hostname"):
+        assert s.get(key) is not None, key
+    for c in cases:
+        assert c.get("classname").startswith(name + ".ex") and c.get("name") and c.get("time")
+print(len(suites["solutions"].findall("testcase/failure")), len(suites["broken"].findall("testcase/failure")))
+PY
+    assert_success
+    assert_output "0 18"
+}
+
+@test "--format gradescope writes each student's results.json with Gradescope's fields" {
+    rescore --format gradescope >/dev/null
+    for s in solutions exercises alice broken; do
+        run python3 - "$BATS_TEST_TMPDIR/out/$s/results.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert isinstance(r["score"], (int, float)) and isinstance(r["output"], str)
+assert r["visibility"] in ("hidden", "after_due_date", "after_published", "visible")
+assert len(r["tests"]) == 18
+for t in r["tests"]:
+    assert set(t) >= {"name", "score", "max_score", "status", "output"}, t
+    assert 0 <= t["score"] <= t["max_score"] and t["status"] in ("passed", "failed")
+assert abs(r["score"] - sum(t["score"] for t in r["tests"])) < 1e-9
+print(r["score"], sum(t["max_score"] for t in r["tests"]))
+PY
+        assert_success
+    done
+    run python3 -c "import json; print(json.load(open('$BATS_TEST_TMPDIR/out/alice/results.json'))['score'] == 44)"
+    assert_output "True"
+}
+
+@test "an instructor's edit to a rubric changes the scores on the next rescore" {
+    cp -r grader/rubrics "$BATS_TEST_TMPDIR/rubrics"
+    # the warm-up criterion of ex03 worth nothing, its median criterion worth 8
+    python3 - "$BATS_TEST_TMPDIR/rubrics/ex03.ini" <<'PY'
+import re, sys
+text = open(sys.argv[1]).read()
+text = re.sub(r"(\[warm_up\][^\[]*?)points = 2", r"\1points = 0", text)
+text = re.sub(r"(\[median_accurate\][^\[]*?)points = 6", r"\1points = 8", text)
+open(sys.argv[1], "w").write(text)
+PY
+    rescore --rubrics "$BATS_TEST_TMPDIR/rubrics" >/dev/null
+    run row alice ex03
+    assert_output --regexp "^10/10,passed,"
+}
+
+@test "a rubric with a mistake stops the grader, naming the file, the section and the key" {
+    check_rubric() { # SED-EXPRESSION EXPECTED-MESSAGE
+        rm -rf "$BATS_TEST_TMPDIR/rubrics"
+        cp -r grader/rubrics "$BATS_TEST_TMPDIR/rubrics"
+        sed -i "$1" "$BATS_TEST_TMPDIR/rubrics/ex04.ini"
+        run --separate-stderr rescore --rubrics "$BATS_TEST_TMPDIR/rubrics"
+        assert_failure 2
+        [[ "$stderr" == *"ex04.ini"*"$2"* ]] || fail "stderr: $stderr"
+    }
+    check_rubric 's/^points = 3$/points = three/' "[outputs_verified] points = 'three': not a number"
+    check_rubric 's/^metric = speedup$/metric = speedup\nmni = 1/' "[overlaps]: unknown key 'mni'"
+    check_rubric 's/^min = 1.3$/min = 1.3\nmax = 2/' "[overlaps]: give min (higher is better) or max"
+    check_rubric '/^min = 0.85$/d' "[efficient]: relative_to_solution needs min"
+    check_rubric 's/^kind = concept$/kind = style/' "kind = 'style': must be correctness or concept"
+    check_rubric 's/^time_limit_s = 60$/time_limit_s = -1/' "[exercise] time_limit_s = '-1': must be a positive number"
+}
+
+@test "every metric a rubric names is one its harness prints" {
+    for rubric in grader/rubrics/ex*.ini; do
+        ex=$(basename "$rubric" .ini)
+        for metric in $(sed -n 's/^metric = //p' "$rubric"); do
+            grep -q "grading_value(\"$metric\"" "grader/harness/$ex.cu" ||
+                fail "$rubric names $metric, which grader/harness/$ex.cu does not print"
+        done
+    done
+}
+
+@test "a submission that does not compile scores 0 with the compiler's first error" {
+    run grade --submission tests/fixtures/submissions/build-error --only ex01 --no-reference \
+        --out "$BATS_TEST_TMPDIR/out"
+    assert_success
+    run row build-error ex01
+    assert_output '0/10,build_error,build failed: ex01_default_stream.cu(64): error: identifier "cudaStreamNonBlock" is undefined'
+}
+
+@test "the result line of the harness is scored, and whatever the student's code printed is not" {
+    run fake --only ex01 --no-memcheck --fake-harness "tests/fixtures/grading/fake-harness.sh '$METRICS_EX01'"
+    assert_success
+    run row exercises ex01
+    assert_output "10/10,passed,full marks [memcheck off]"
+}
+
+@test "a result line without this run's nonce, or with anything after it, is not taken" {
+    fake --only ex01 --no-memcheck --fake-harness \
+        "echo '{\"exercise\": \"ex01\", \"pass\": \"measure\", \"nonce\": \"0123\", $METRICS_EX01}'" >/dev/null
+    run row exercises ex01
+    assert_output "0/10,error,the harness printed no result line of its own (did the student's code exit early?)"
+    fake --only ex01 --no-memcheck --fake-harness \
+        "tests/fixtures/grading/fake-harness.sh '$METRICS_EX01'; echo done" >/dev/null
+    run row exercises ex01
+    assert_output --regexp "^0/10,error,the harness printed no result line"
+}
+
+@test "a harness that never returns is stopped at the time limit, with its whole process group" {
+    start=$(date +%s)
+    fake --only ex01 --no-memcheck --time-limit 1 --fake-harness "sleep 60 & sleep 60" >/dev/null
+    (($(date +%s) - start < 10)) || fail "the grader waited for the hanging harness"
+    run row exercises ex01
+    assert_output "0/10,timed_out,timed out after 1 s"
+    run pgrep -f "sleep 60"
+    assert_failure
+}
+
+@test "a harness killed by a signal is a crash, named by its signal" {
+    fake --only ex01 --no-memcheck --fake-harness 'kill -SEGV $$' >/dev/null
+    run row exercises ex01
+    assert_output "0/10,crashed,crashed: killed by SIGSEGV"
+    fake --only ex01 --no-memcheck --fake-harness 'echo "grade-ex01: CUDA error at x.cu:3" >&2; exit 1' >/dev/null
+    run row exercises ex01
+    assert_output "0/10,error,stopped with exit 1: CUDA error at x.cu:3"
+}
+
+@test "a harness that prints without end keeps only the tail of its output" {
+    fake --only ex01 --no-memcheck --time-limit 1 --fake-harness "yes" >/dev/null
+    run row exercises ex01
+    assert_output "0/10,timed_out,timed out after 1 s"
+    size=$(stat -c %s "$BATS_TEST_TMPDIR/out/work/ex01/measure.stdout")
+    ((size <= 262144)) || fail "kept $size bytes"
+}
+
+@test "the check pass runs under compute-sanitizer when there is one, and its errors fail the correctness criteria" {
+    PATH="$RECORDED:$PATH" fake --only ex06 --fake-harness "tests/fixtures/grading/fake-harness.sh \
+'\"mismatches\": 0, \"guard_words_changed\": 0, \"issue_fraction\": 0.01, \"producer_idle_runs\": 0'" >/dev/null
+    run row exercises ex06
+    assert_output --partial "0/10,failed,results_correct: compute-sanitizer memcheck found 256 errors: Invalid __global__ write of size 4 bytes"
+    run cat "$BATS_TEST_TMPDIR/out/outcomes/ex06.json"
+    assert_output --partial '"ran": true'
+}
+
+@test "grade-all grades each student's folder into one CSV, and bad folders are usage errors" {
+    mkdir -p "$BATS_TEST_TMPDIR/class/ann" "$BATS_TEST_TMPDIR/class/bob" "$BATS_TEST_TMPDIR/class/.git"
+    cp exercises/ex01_default_stream.cu "$BATS_TEST_TMPDIR/class/ann/"
+    touch "$BATS_TEST_TMPDIR/class/notes.txt"
+    grade --submissions "$BATS_TEST_TMPDIR/class" --only ex01 --no-reference --no-memcheck \
+        --out "$BATS_TEST_TMPDIR/out" --fake-harness "tests/fixtures/grading/fake-harness.sh '$METRICS_EX01'" >/dev/null
+    run cut -d, -f1-5 "$BATS_TEST_TMPDIR/out/grades.csv"
+    assert_output "student,exercise,points,max_points,status
+ann,ex01,10,10,passed
+bob,ex01,0,10,missing"
+    cp exercises/ex01_default_stream.cu "$BATS_TEST_TMPDIR/class/ann/ex01_copy.cu"
+    run --separate-stderr grade --submissions "$BATS_TEST_TMPDIR/class" --only ex01
+    assert_failure 2
+    assert_equal "$stderr" "grade: $BATS_TEST_TMPDIR/class/ann holds 2 files for ex01 (ex01_copy.cu, ex01_default_stream.cu): keep one"
+    run --separate-stderr grade --submission "$BATS_TEST_TMPDIR/nowhere"
+    assert_failure 2
+    run --separate-stderr grade --submission exercises --only ex09
+    assert_failure 2
+    assert_equal "$stderr" "grade: no exercise ex09 (there are ex01, ex02, ex03, ex04, ex05, ex06)"
+    run --separate-stderr make -s grade-all
+    assert_failure 2
+    [[ "$stderr" == "make grade-all: give SUBMISSIONS=dir"* ]] || fail "stderr: $stderr"
+}
+
+@test "make help lists grade and grade-all" {
+    run make -s help
+    assert_output --regexp "make grade +grade exercises/"
+    assert_output --regexp "make grade-all +grade every student"
+}
+
+@test "without a GPU, make grade builds every harness around exercises/ and solutions/, then says it cannot run here" {
+    require_no_gpu
+    run --separate-stderr make -s grade GRADE_OUT="$BATS_TEST_TMPDIR/out"
+    assert_failure
+    [[ "$stderr" == *"cannot run here"*"the harnesses built; grade on a machine with a GPU"* ]] ||
+        fail "stderr: $stderr"
+    for ex in ex01 ex02 ex03 ex04 ex05 ex06; do
+        [ -x "$BATS_TEST_TMPDIR/out/work/$ex/harness" ] || fail "no harness for exercises/ $ex"
+        [ -x "$BATS_TEST_TMPDIR/out/_reference/work/$ex/harness" ] || fail "no harness for solutions/ $ex"
+    done
+    run row exercises ex04
+    assert_output --partial "0/10,cannot_run,cannot run here"
+}
