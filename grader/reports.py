@@ -90,6 +90,7 @@ def gradescope(student):
                 "max_score": c["max_points"],
                 "status": "passed" if c["passed"] else "failed",
                 "output": c["reason"],
+                "tags": [c["kind"]],
             })
     summary = "; ".join(f"{e['exercise']} {fmt(e['points'])}/{fmt(e['max_points'])} "
                         f"{e['status']}" for e in student["exercises"])

@@ -1,0 +1,162 @@
+#!/usr/bin/env bats
+# The grader on a real GPU: the reference solutions score full marks, the
+# exercises as handed out score nothing for any concept, and each broken
+# submission in tests/fixtures/submissions/ (fake output, over-synchronised,
+# racy, hanging, out of bounds, a build error) is caught with its reason.
+# One grading run of all of them (setup_file, without compute-sanitizer, about
+# a minute and a half on an H100) serves most tests; the last one grades the
+# solutions under compute-sanitizer memcheck where it is installed.
+
+load test_helper
+
+ALL="$BATS_FILE_TMPDIR/all"
+
+setup_file() {
+    "$TOOLS/gpu_probe" >/dev/null 2>&1 || return 0 # each test skips, with the reason
+    local class="$BATS_FILE_TMPDIR/class" d
+    mkdir -p "$class"
+    ln -s "$ROOT/solutions" "$class/solutions"
+    ln -s "$ROOT/exercises" "$class/exercises"
+    for d in "$ROOT"/tests/fixtures/submissions/*/; do
+        ln -s "$d" "$class/$(basename "$d")"
+    done
+    python3 grader/grade.py --submissions "$class" --no-memcheck --format gradescope \
+        --out "$ALL" >"$ALL.txt" 2>&1
+    echo $? >"$ALL.rc"
+}
+
+setup() { require_gpu; }
+
+# row STUDENT EXERCISE: that row of grades.csv as points/max,status,reason.
+row() {
+    python3 - "$ALL/grades.csv" "$1" "$2" <<'PY'
+import csv, sys
+for r in csv.DictReader(open(sys.argv[1])):
+    if (r["student"], r["exercise"]) == (sys.argv[2], sys.argv[3]):
+        print(f"{r['points']}/{r['max_points']},{r['status']},{r['reason']}")
+PY
+}
+
+# metric STUDENT EXERCISE NAME: a measurement the harness printed, as recorded.
+metric() {
+    python3 -c "import json, sys; print(json.load(open(sys.argv[1]))['measure']['metrics'][sys.argv[2]])" \
+        "$ALL/$1/outcomes/$2.json" "$3"
+}
+
+@test "the grading run finished, and its CSV, JUnit and Gradescope outputs validate" {
+    [ "$(cat "$ALL.rc")" = 0 ] || fail "grade.py exited $(cat "$ALL.rc"): $(tail -5 "$ALL.txt")"
+    run python3 tests/fixtures/grading/check_outputs.py junit "$ALL/junit.xml"
+    assert_success
+    assert_line "solutions: 18 tests, 0 failures"
+    for s in solutions exercises fake-output over-synchronised racy hanging out-of-bounds build-error; do
+        python3 tests/fixtures/grading/check_outputs.py gradescope "$ALL/$s/results.json" >/dev/null ||
+            fail "$s/results.json is not valid"
+    done
+    run python3 -c "import csv; print(len(list(csv.DictReader(open('$ALL/grades.csv')))))"
+    assert_output "48"
+}
+
+@test "each submission scores what its design predicts" {
+    while read -r student ex expected; do
+        run row "$student" "$ex"
+        [[ "$output" == "$expected,"* ]] || fail "$student $ex: $output (expected $expected)"
+    done <<'EOF'
+solutions ex01 10/10,passed
+solutions ex02 10/10,passed
+solutions ex03 10/10,passed
+solutions ex04 10/10,passed
+solutions ex05 10/10,passed
+solutions ex06 10/10,passed
+exercises ex01 2/10,partial
+exercises ex02 2/10,partial
+exercises ex03 2/10,partial
+exercises ex04 3/10,partial
+exercises ex05 2/10,partial
+exercises ex06 1/10,partial
+fake-output ex03 2/10,partial
+fake-output ex04 3/10,partial
+over-synchronised ex04 3/10,partial
+over-synchronised ex06 4/10,partial
+racy ex06 1/10,partial
+hanging ex06 0/10,timed_out
+build-error ex01 0/10,build_error
+EOF
+}
+
+@test "the reference solutions reach every target by the harnesses' own measurements" {
+    run metric solutions ex01 speedup_vs_blocking
+    python3 -c "import sys; sys.exit(not $output >= 1.8)" || fail "ex01 speedup $output"
+    run metric solutions ex04 efficiency
+    python3 -c "import sys; sys.exit(not $output >= 0.85)" || fail "ex04 efficiency $output"
+    run metric solutions ex05 latency_ratio
+    python3 -c "import sys; sys.exit(not $output >= 5)" || fail "ex05 latency ratio $output"
+    run metric solutions ex06 producer_idle_runs
+    assert_output "0"
+    run grep -c "^note: the reference solution scored" "$ALL.txt"
+    assert_output "0"
+}
+
+@test "the exercises as handed out score nothing for any concept criterion" {
+    run python3 tests/fixtures/grading/check_outputs.py gradescope "$ALL/exercises/results.json"
+    assert_success
+    assert_output "12/60 0"
+}
+
+@test "printed output is never read: ex03's constant misses two random durations, ex04's verdict earns nothing" {
+    run row fake-output ex03
+    assert_output --partial "median_accurate: median_error_pct"
+    assert_output --partial "warm_up: warmup_launches -10, needs >= 1"
+    run row fake-output ex04
+    assert_output --partial "overlaps: speedup"
+    run metric fake-output ex04 buffer_sets
+    assert_output "1"
+}
+
+@test "over-synchronised work is correct but earns nothing for the concept" {
+    run row over-synchronised ex04
+    assert_output --partial "overlaps: speedup"
+    assert_output --partial "needs >= 1.3"
+    run row over-synchronised ex06
+    assert_output --partial "host_never_blocks: issue_fraction"
+    assert_output --partial "gpu_waits: producer_idle_runs 20, needs <= 0"
+}
+
+@test "the race left in shows as wrong results in every run, and no concept points" {
+    run row racy ex06
+    assert_output --partial "results_correct: mismatches"
+    assert_output --partial "the concept criteria were not scored"
+    run metric racy ex06 runs_wrong
+    assert_output "21"
+}
+
+@test "a submission that never returns is stopped at the rubric's time limit" {
+    run row hanging ex06
+    assert_output "0/10,timed_out,timed out after 20 s"
+}
+
+@test "a write past the end of a buffer is caught, and the concept is not scored" {
+    run row out-of-bounds ex06
+    # the guard zone after d_out catches it in the measure pass; the check pass
+    # (exact allocations, no compute-sanitizer here) may instead fault on it
+    [[ "$output" == "3/10,partial,stays_in_bounds: guard_words_changed 256, needs <= 0"* ]] ||
+        [[ "$output" == "0/10,error,check pass: stopped with exit 1: CUDA error"* ]] ||
+        fail "$output"
+}
+
+@test "under compute-sanitizer the solutions keep full marks in under 2 minutes, and memcheck names the write past a buffer" {
+    sanitizer=$(python3 -c 'import sys; sys.path.insert(0, "grader"); import grade
+print(grade.find_sanitizer({"NVCC": "nvcc"}) or "")')
+    [ -n "$sanitizer" ] || skip "compute-sanitizer is not installed: memcheck is not available"
+    start=$(date +%s)
+    run make -s grade SUBMISSION=solutions GRADE_OUT="$BATS_TEST_TMPDIR/sol"
+    assert_success
+    seconds=$(($(date +%s) - start))
+    ((seconds < 120)) || fail "grading the six solutions took $seconds s"
+    run grep -c "passed,full marks \[checked under compute-sanitizer memcheck\]" "$BATS_TEST_TMPDIR/sol/grades.csv"
+    assert_output "6"
+    python3 grader/grade.py --submission tests/fixtures/submissions/out-of-bounds --only ex06 \
+        --no-reference --out "$BATS_TEST_TMPDIR/oob" >/dev/null 2>&1
+    run cat "$BATS_TEST_TMPDIR/oob/grades.csv"
+    assert_output --partial "out-of-bounds,ex06,0,10,"
+    assert_output --partial "compute-sanitizer memcheck found"
+}
