@@ -35,6 +35,8 @@ def table(students, heading):
                     lines.append(f"        {mark} {score:>5}  {c['name']}: {c['reason']}")
             else:
                 lines.append(f"        {e['reason']}")
+            if e.get("warning"):
+                lines.append(f"        {e['warning']}")
         lines.append("")
     return "\n".join(lines)
 

@@ -176,10 +176,22 @@ def _stopped(outcome):
     return None
 
 
+SHARED_WARNING = ("warning: another process used the GPU during the measurement, so its "
+                  "times are not to be trusted: grade this exercise again on an idle GPU")
+
+
 def score(rubric, outcome, reference=None):
     """The points of one exercise: a dict with status, reason, points and one
     entry per criterion. reference: the reference solution's measure-pass
     metrics in this run, or None."""
+    result = _score(rubric, outcome, reference)
+    if _value((outcome.get("measure") or {}).get("metrics"), "gpu_shared"):
+        result["reason"] += f"; {SHARED_WARNING}"
+        result["warning"] = SHARED_WARNING
+    return result
+
+
+def _score(rubric, outcome, reference):
     criteria = []
     stopped = _stopped(outcome)
     if stopped:

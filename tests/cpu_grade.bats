@@ -182,6 +182,14 @@ PY
     assert_output "10/10,passed,full marks [memcheck off]"
 }
 
+@test "a measurement taken while another process used the GPU is scored with a warning to grade it again" {
+    run fake --only ex01 --no-memcheck \
+        --fake-harness "tests/fixtures/grading/fake-harness.sh '$METRICS_EX01, \"gpu_shared\": 1'"
+    assert_output --partial "warning: another process used the GPU during the measurement"
+    run row exercises ex01
+    assert_output --partial "10/10,passed,full marks [memcheck off]; warning: another process used the GPU"
+}
+
 @test "a result line without this run's nonce, or with anything after it, is not taken" {
     fake --only ex01 --no-memcheck --fake-harness \
         "echo '{\"exercise\": \"ex01\", \"pass\": \"measure\", \"nonce\": \"0123\", $METRICS_EX01}'" >/dev/null

@@ -77,10 +77,18 @@ static inline void grading_value(const char *name, double value)
     grading.value[grading.n++] = value;
 }
 
-/* Prints the JSON line and returns the exit code. The newline first: the
- * student's code may have left a line unfinished. */
+/* Prints the JSON line and returns the exit code. In the measure pass it
+ * first asks whether another process used the GPU, at the start (measured by
+ * device_select) or now: timings taken beside another process's work are not
+ * the student's to answer for. The newline first: the student's code may have
+ * left a line unfinished. */
 static inline int grading_finish(void)
 {
+    if (!grading.check) {
+        gpu_sharing now;
+        device_sharing_now(&now);
+        grading_value("gpu_shared", gpu_was_shared(&grading.dev.sharing) || gpu_was_shared(&now));
+    }
     printf("\n{\"exercise\": ");
     json_write_string(stdout, grading.exercise);
     printf(", \"pass\": \"%s\", \"nonce\": ", grading.check ? "check" : "measure");
