@@ -169,8 +169,14 @@ def _stopped(outcome):
         if run is None:
             continue
         if run.get("status") != "ok":
-            where = "" if name == "measure" else "check pass: "
-            return run.get("status", "error"), where + (run.get("detail") or "no detail")
+            detail = run.get("detail") or "no detail"
+            if name == "measure":
+                return run.get("status", "error"), detail
+            if (run.get("memcheck") or {}).get("errors"):
+                # memcheck stops a kernel at its first bad access: the error that
+                # ended the run is the consequence, memcheck's finding the cause
+                return "failed", f"check pass: {memcheck_note(outcome)} (then: {detail})"
+            return run.get("status", "error"), f"check pass: {detail}"
     if outcome.get("measure") is None:
         return "error", "not run"
     return None

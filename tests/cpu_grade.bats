@@ -235,6 +235,13 @@ PY
     assert_output --partial "0/10,failed,results_correct: compute-sanitizer memcheck found 256 errors: Invalid __global__ write of size 4 bytes"
     run cat "$BATS_TEST_TMPDIR/out/outcomes/ex06.json"
     assert_output --partial '"ran": true'
+    # memcheck stops the kernel at the bad access, and the CUDA error ends the pass:
+    # the reason names memcheck's finding first
+    PATH="$RECORDED:$PATH" fake --only ex06 --fake-harness '[ "$GRADER_PASS" = measure ] ||
+{ echo "grade-ex06: CUDA error at x.cu:9: unspecified launch failure" >&2; exit 1; }
+tests/fixtures/grading/fake-harness.sh "\"mismatches\": 0"' >/dev/null
+    run row exercises ex06
+    assert_output "0/10,failed,check pass: compute-sanitizer memcheck found 256 errors: Invalid __global__ write of size 4 bytes (then: stopped with exit 1: CUDA error at x.cu:9: unspecified launch failure)"
 }
 
 @test "grade-all grades each student's folder into one CSV, and bad folders are usage errors" {

@@ -102,6 +102,7 @@ int main(int argc, char **argv)
     CUDA_CHECK(cudaMalloc((void **)&g.d_in, p.batch * sizeof(uint32_t)));
     CUDA_CHECK(cudaMalloc((void **)&g.d_out, p.batch * sizeof(uint32_t)));
     event_timer_create(&g.timer);
+    CUDA_CHECK(cudaMemcpy(g.d_in, p.h_in, p.batch * sizeof(uint32_t), cudaMemcpyHostToDevice));
     CUDA_CHECK(cudaDeviceSynchronize()); /* make_set's memsets ran on the legacy stream */
 
     affine_calibration cal = affine_calibrate(g.d_in, g.d_out, p.batch, g.stream);
