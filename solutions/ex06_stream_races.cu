@@ -101,6 +101,9 @@ int main(int argc, char **argv)
         opt.reps = 5;
     device_info dev;
     device_select(&opt, &dev);
+    if (((size_t)size_mib << 20) * 3 > dev.free_memory / 2)
+        fail_usage("--size-mib %d: three buffers need more than half of this GPU's free "
+                   "memory (%zu MiB)", size_mib, dev.free_memory >> 20);
     report *r = report_begin(&ex, &opt, &dev);
     timeline_start(&opt);
 

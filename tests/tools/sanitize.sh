@@ -117,8 +117,7 @@ arguments() {
         return
     fi
     local args="--quick --reps 2"
-    # "  --size-mib MIB   text (1 to 4096; default 256)": a number of its own
-    while read -r name min; do
+    while read -r name _ min _; do # NAME KIND MIN MAX
         case $name in --device | --reps) continue ;; esac
         case "$base:$name" in
         # The urgent launches must land inside the background. Its blocks are
@@ -127,8 +126,7 @@ arguments() {
         lab05:--block-us | ex05:--block-us | sol05:--block-us) min=2000 ;;
         esac
         args+=" $name $min"
-    done < <("$(program_path "$prog")" --help 2>/dev/null |
-        sed -nE 's/^  (--[a-z0-9-]+) [A-Z]+ .*\(([-0-9.e]+) to [-0-9.e]+; default [^)]*\)$/\1 \2/p')
+    done < <(tests/tools/numeric_options.sh "$(program_path "$prog")")
     echo "$args"
 }
 

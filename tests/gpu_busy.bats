@@ -1,0 +1,53 @@
+#!/usr/bin/env bats
+# A GPU that another process is using: every lab ends with exit 4 and names
+# that as the likely reason, never with "effect observed". A probe kernel at
+# the start and at the end of each run sees the GPU taking turns with the
+# other process (common/device.h); tests/tools/gpu_load is that process:
+# kernels on every SM and copies both ways, back to back.
+
+load test_helper
+load gpu_load
+
+setup() { require_gpu; }
+teardown() { stop_load; }
+
+@test "on an idle GPU the probe finds nothing: lab01 --quick sees its effect (exit 0)" {
+    run ./lab01 --quick
+    assert_success
+    refute_output --partial "gpu_not_shared"
+}
+
+@test "every lab run while another process loads the GPU exits 4 with that reason, never 'observed'" {
+    start_load --seconds 120
+    for p in $(programs | grep '^lab'); do
+        run "./$p" --quick
+        echo "# $p: exit $status"
+        [ "$status" -eq 4 ] || fail "$p --quick exited $status on a loaded GPU: $output"
+        assert_output --partial "observed: NO  gpu_not_shared: the GPU ran other work"
+        assert_output --partial "likely reason: another process was using this GPU"
+        refute_output --partial "effect observed (exit 0)"
+    done
+}
+
+@test "the JSON report of a lab on a loaded GPU carries the verdict and the reason" {
+    start_load --seconds 60
+    ./lab04 --quick --json >"$BATS_TEST_TMPDIR/r.json" || true
+    f="$BATS_TEST_TMPDIR/r.json"
+    run report get "$f" exit_code
+    assert_output "4"
+    run python3 -c "import json, sys; d = json.load(open(sys.argv[1]))
+v = [i for i in d['verdict']['items'] if i['name'] == 'gpu_not_shared']
+print(v[0]['observed'], d['verdict']['observed'], 'another process' in d['verdict']['hint'])" "$f"
+    assert_output "False False True"
+}
+
+@test "a load that starts while a lab is running is caught too" {
+    ./lab02 >"$BATS_TEST_TMPDIR/out.txt" 2>&1 & # a few seconds
+    lab=$!
+    sleep 0.5 # past the probe at its start
+    start_load --seconds 60
+    status=0
+    wait "$lab" || status=$?
+    [ "$status" -eq 4 ] || fail "lab02 exited $status: $(cat "$BATS_TEST_TMPDIR/out.txt")"
+    grep -q "likely reason: another process was using this GPU" "$BATS_TEST_TMPDIR/out.txt"
+}
