@@ -162,8 +162,8 @@ EOF
 }
 
 @test "under compute-sanitizer the solutions keep full marks in under 2 minutes, and memcheck names the write past a buffer" {
-    sanitizer=$(python3 -c 'import sys; sys.path.insert(0, "grader"); import grade
-print(grade.find_sanitizer({"NVCC": "nvcc"}) or "")')
+    sanitizer=$(python3 -c 'import sys; sys.path.insert(0, "grader"); import runner
+print(runner.find_sanitizer({"NVCC": "nvcc"}) or "")')
     [ -n "$sanitizer" ] || skip "compute-sanitizer is not installed: memcheck is not available"
     need solutions
     need fixtures
