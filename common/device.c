@@ -45,15 +45,22 @@ static void open_nvml(device_info *d)
     if (!lib)
         return;
     nvml_init_fn init = (nvml_init_fn)dlsym(lib, "nvmlInit_v2");
+    nvml_init_fn shutdown = (nvml_init_fn)dlsym(lib, "nvmlShutdown");
     nvml_handle_fn by_bus = (nvml_handle_fn)dlsym(lib, "nvmlDeviceGetHandleByPciBusId_v2");
     nvml_uint_fn max_gen = (nvml_uint_fn)dlsym(lib, "nvmlDeviceGetMaxPcieLinkGeneration");
     nvml_uint_fn max_width = (nvml_uint_fn)dlsym(lib, "nvmlDeviceGetMaxPcieLinkWidth");
     nvml_uint_fn cur_gen = (nvml_uint_fn)dlsym(lib, "nvmlDeviceGetCurrPcieLinkGeneration");
     nvml_uint_fn cur_width = (nvml_uint_fn)dlsym(lib, "nvmlDeviceGetCurrPcieLinkWidth");
     unsigned int v;
-    if (!init || !by_bus || init() != NVML_SUCCESS || by_bus(d->pci_bus_id, &nvml.dev) != 0) {
+    if (!init || !shutdown || !by_bus || init() != NVML_SUCCESS) {
+        dlclose(lib);
+        return;
+    }
+    if (by_bus(d->pci_bus_id, &nvml.dev) != NVML_SUCCESS) {
         nvml.dev = NULL;
-        return; /* the library stays loaded: unloading it after a failed start is not safe */
+        shutdown();
+        dlclose(lib);
+        return;
     }
     if (max_gen && max_gen(nvml.dev, &v) == 0) d->pcie_gen = (int)v;
     if (max_width && max_width(nvml.dev, &v) == 0) d->pcie_width = (int)v;
@@ -108,12 +115,25 @@ static int other_processes(void)
     return -1;
 }
 
+/* Two probes, and the one that lost the smaller share of its time: a GPU
+ * shared with a busy process makes both lose; a moment when this program's
+ * own thread was not running (a busy CPU) seldom hits both. */
+static void probe_sharing(gpu_sharing *s)
+{
+    double lost[2], wall[2];
+    for (int i = 0; i < 2; i++)
+        probe_time_lost(SHARING_PROBE_MS, &lost[i], &wall[i]);
+    int k = lost[0] * wall[1] <= lost[1] * wall[0] ? 0 : 1;
+    s->lost_ms = lost[k];
+    s->probe_ms = wall[k];
+}
+
 void device_sharing_now(gpu_sharing *s)
 {
     s->other_processes = other_processes();
     s->lost_ms = s->probe_ms = 0;
     if (selected)
-        probe_time_lost(SHARING_PROBE_MS, &s->lost_ms, &s->probe_ms);
+        probe_sharing(s);
 }
 
 int gpu_was_shared(const gpu_sharing *s)
@@ -194,7 +214,7 @@ void device_select(const common_options *opt, device_info *d)
         fprintf(stderr, "%s: warning: CUDA_LAUNCH_BLOCKING=1 makes every launch wait for the "
                         "last: nothing will overlap\n", program_name);
     selected = 1;
-    probe_time_lost(SHARING_PROBE_MS, &d->sharing.lost_ms, &d->sharing.probe_ms);
+    probe_sharing(&d->sharing);
 }
 
 void device_require(int ok, const char *reason)

@@ -24,7 +24,8 @@ typedef struct {
  * half each, and a short probe can lose more (it waits for the other's slice). */
 #define SHARED_FRACTION_MIN 0.25
 #define SHARED_MS_MIN 1.0
-#define SHARING_PROBE_MS 5.0 /* the probe's own running time */
+#define SHARING_PROBE_MS 5.0 /* the probe's own running time: past the GPU's
+                                shortest time slice (2 ms), short beside a lab */
 
 typedef struct {
     int index;                 /* the --device number */
@@ -61,11 +62,12 @@ double pcie_raw_gbps(int gen, int width);
 void device_require(int ok, const char *reason);
 
 /* Measures now whether another process is using the GPU that device_select()
- * chose: asks the driver how many other processes hold a context on it, and
- * runs a probe kernel of SHARING_PROBE_MS. Without a selected device (a test
- * of the report on fake numbers) it fills "not known": -1 and zeros.
- * device_select() calls it once, before the labs' work; report_finish() again
- * at the end, so that a lab's verdict is never trusted on a shared GPU. */
+ * chose: how many other processes hold a context on it (the driver's list),
+ * and what a probe kernel of SHARING_PROBE_MS lost, run twice (about 12 ms in
+ * all). Before device_select() (a test of the report on made-up numbers) it
+ * fills "not known": -1 and zeros. device_select() measures the same as the
+ * program starts (device_info.sharing) and report_finish() calls this at the
+ * end, so a lab's verdict is never trusted on a shared GPU. */
 void device_sharing_now(gpu_sharing *s);
 
 /* 1 when the probe lost at least SHARED_FRACTION_MIN of its time and
