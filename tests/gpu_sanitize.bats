@@ -18,25 +18,25 @@ canary() {
         tests/tools/sanitize.sh "$TOOLS/sanitize_canary"
 }
 
-@test "the clean canary passes every tool" {
+@test "canary: the clean program passes every tool" {
     canary "memcheck initcheck synccheck" ""
     assert_success
     assert_output --partial "sanitize: 3 clean, 0 failed"
 }
 
-@test "memcheck's finding fails the run: a write past the end of a buffer" {
+@test "canary: memcheck's finding fails the run: a write past the end of a buffer" {
     canary memcheck oob
     assert_failure 1
     assert_line --regexp "sanitize_canary +memcheck +FAIL .*Invalid __global__ write"
 }
 
-@test "memcheck's leak check fails the run: a buffer never freed" {
+@test "canary: memcheck's leak check fails the run: a buffer never freed" {
     canary memcheck leak
     assert_failure 1
     assert_line --regexp "sanitize_canary +memcheck +FAIL .*Leaked [0-9,]+ bytes"
 }
 
-@test "initcheck's finding fails the run: a read of memory nothing wrote" {
+@test "canary: initcheck's finding fails the run: a read of memory nothing wrote" {
     canary initcheck uninit
     assert_failure 1
     assert_line --regexp "sanitize_canary +initcheck +FAIL .*Uninitialized __global__ memory read"
