@@ -136,6 +136,83 @@ $(BUILD)/tests/%: tests/tools/%.c $(LIB) $(HEADERS) | check-nvcc
 	$(CC) $(CFLAGS) -Icommon -c -o $@.o $<
 	$(NVCC) -o $@ $@.o $(LIB) $(LDLIBS)
 
+# ---- results and plots ----
+# make results: every lab with --csv on this GPU (plus lab04's sweep and a
+# trace) into results/<gpu>-<date>/; RUNS=N runs each lab N times and adds
+# the spread of each lab's key number. make plots: the figures of the newest
+# results folder, or of RESULTS=dir, into that folder. PYTHON= names a
+# Python 3 with matplotlib; by default plots/python.sh finds one.
+.PHONY: results plots
+RUNS    ?= 1
+RESULTS ?=
+PYTHON  ?=
+
+results: $(LABS) $(PTDS) ## run every lab on this GPU, keep the reports (RUNS=N)
+	@RUNS='$(RUNS)' BINDIR='$(BINDIR)' NVCC='$(NVCC)' PYTHON='$(or $(PYTHON),python3)' \
+	  plots/results.sh $(LABS) $(PTDS)
+
+plots: ## draw the figures of the newest results (RESULTS=dir for another)
+	@py=$$(PYTHON='$(PYTHON)' plots/python.sh) && "$$py" plots/plot.py all $(RESULTS)
+
+# ---- grading ----
+# make grade grades exercises/ (the student's working copy); SUBMISSION=dir
+# grades a folder of one student's exNN_*.cu files. make grade-all
+# SUBMISSIONS=dir grades every sub-folder (one per student) into one CSV.
+# FORMAT=gradescope adds Gradescope's results.json. GRADE_OUT=dir: where the
+# reports go (default build/grade/<student>, or build/grade/all); not OUT,
+# which CI systems and GPU runners set in the environment, where make would
+# take it. ONLY=ex04,ex06 grades some exercises, MEMCHECK=no skips
+# compute-sanitizer, TIME_LIMIT=S replaces the rubrics' time limits.
+# exercises/README.md is the instructor's guide; grader/rubrics/ the points.
+.PHONY: grade grade-all grade-flags
+SUBMISSION  ?= exercises
+SUBMISSIONS ?=
+FORMAT      ?= text
+GRADE_OUT   ?=
+GRADE_ARGS   = --format '$(FORMAT)' $(if $(GRADE_OUT),--out '$(GRADE_OUT)') \
+               $(if $(ONLY),--only '$(ONLY)') $(if $(filter no,$(MEMCHECK)),--no-memcheck) \
+               $(if $(TIME_LIMIT),--time-limit '$(TIME_LIMIT)')
+
+grade: $(LIB) ## grade exercises/, or SUBMISSION=dir (FORMAT=gradescope for Gradescope)
+	@python3 grader/grade.py --submission '$(SUBMISSION)' $(GRADE_ARGS)
+
+grade-all: $(LIB) ## grade every student's folder in SUBMISSIONS=dir into one CSV
+	@test -n '$(SUBMISSIONS)' || { echo "make grade-all: give SUBMISSIONS=dir, a folder with one sub-folder per student" >&2; exit 2; }
+	@python3 grader/grade.py --submissions '$(SUBMISSIONS)' $(GRADE_ARGS)
+
+# What grade.py builds a harness with: the compiler, flags and library every program uses.
+grade-flags: $(LIB)
+	@printf '%s\n' 'NVCC=$(NVCC)' 'NVCCFLAGS=$(NVCCFLAGS)' 'LIB=$(LIB)' 'LDLIBS=$(LDLIBS)'
+
+# ---- lint and sanitizers ----
+# make lint: cppcheck on every C and CUDA source, clang-tidy on the host C
+# (tests/tools/lint.sh says why that scope); make test runs it (cpu_lint.bats).
+# make sanitize: every program under compute-sanitizer's memcheck (with leak
+# checking), initcheck and synccheck, one line per program and tool, logs in
+# build/sanitize/ (tests/tools/sanitize.sh). SANITIZE_PROGRAMS="lab00 ex04"
+# checks some, SANITIZE_TOOLS=memcheck one tool, SANITIZE_JOBS=N runs N at
+# once, SANITIZE_TIMEOUT=S limits each run.
+.PHONY: lint sanitize
+LINT_C            := $(sort $(wildcard common/*.c kernels/*.c tests/tools/*.c))
+LINT_CU           := $(LAB_SRCS) $(EX_SRCS) $(SOL_SRCS) \
+                     $(sort $(wildcard kernels/*.cu tests/tools/*.cu grader/harness/*.cu))
+SANITIZE_PROGRAMS ?= $(PROGRAMS)
+
+lint: ## static checks: cppcheck on all the code, clang-tidy on the host C
+	@LINT_C='$(LINT_C)' LINT_CU='$(LINT_CU)' \
+	  LINT_CFLAGS='-std=c99 -Icommon -Ikernels -I$(CUDA_HOME)/include $(CUPTI_CFLAGS)' \
+	  tests/tools/lint.sh
+
+sanitize: $(SANITIZE_PROGRAMS) $(BUILD)/tests/gpu_probe ## every program under compute-sanitizer (memcheck, initcheck, synccheck)
+	@CUDA_HOME='$(CUDA_HOME)' BINDIR='$(BINDIR)' GPU_PROBE='$(BUILD)/tests/gpu_probe' \
+	  tests/tools/sanitize.sh $(SANITIZE_PROGRAMS)
+
+# Test tools with device code: the GPU loader and the sanitizer's canary.
+TEST_TOOLS += $(BUILD)/tests/gpu_load $(BUILD)/tests/sanitize_canary
+$(BUILD)/tests/%: tests/tools/%.cu $(LIB) $(HEADERS) $(FLAGS_STAMP) | check-nvcc
+	@mkdir -p $(dir $@)
+	$(NVCC) $(NVCCFLAGS) -o $@ $< $(LIB) $(LDLIBS)
+
 # ---- targets for people -----------------------------------------------------------
 .PHONY: all labs exercises solutions test test-tools list clean help check-nvcc
 
@@ -167,3 +244,4 @@ help: ## list the targets
 	@echo "  programs here: $(PROGRAMS)"
 	@echo "  timelines (--trace, --timeline): $(if $(CUPTI_CFLAGS),CUPTI found in $(CUPTI_LIBDIR),no CUPTI found: unavailable)"
 	@echo "  variables: ARCH=sm_XY (GPU code; now: $(or $(ARCH),$(if $(DETECTED),sm_$(DETECTED) (detected),portable default))), NVCC=path"
+	@echo "             RUNS=N (results), RESULTS=dir and PYTHON=path (plots), SUBMISSION(S)=dir and FORMAT=gradescope (grade)"

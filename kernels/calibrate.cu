@@ -1,5 +1,6 @@
 /* Calibration of affine_work: "a kernel of T ms" as a step count. */
 #include "kernels.h"
+#include "../common/check.h"
 #include "../common/timing.h"
 
 struct affine_run {
@@ -24,19 +25,29 @@ extern "C" affine_calibration affine_calibrate(const uint32_t *d_in, uint32_t *d
                                                cudaStream_t stream)
 {
     /* Two points far apart on the line time = fixed + steps * slope: the
-     * second is long enough (milliseconds) that timer resolution is noise. */
+     * second is long enough (milliseconds) that timer resolution is noise.
+     * Where the launch's fixed cost hides the slope (few elements, a busy
+     * GPU, a sanitizer's slow launches), the second point moves out until
+     * the steps show: a slope measured as noise would ask for absurd step
+     * counts later, a hang in all but name. */
     struct affine_run r = {d_in, d_out, n, 16, stream, {0, 0}};
     event_timer_create(&r.timer);
     stats low = measure(time_affine, &r, 2, 5);
     r.steps = 16 * 64;
     stats high = measure(time_affine, &r, 1, 5);
+    for (int i = 0; i < 4 && high.median < 4 * low.median; i++) {
+        r.steps *= 4;
+        high = measure(time_affine, &r, 1, 5);
+    }
     event_timer_destroy(&r.timer);
 
     affine_calibration cal;
     cal.n = n;
     cal.ns_per_step = (high.median - low.median) * 1e6 / (r.steps - 16);
-    if (cal.ns_per_step <= 0) /* a broken clock or a folded loop: never divide by it */
-        cal.ns_per_step = 1e-3;
+    if (!(cal.ns_per_step > 0)) /* a broken clock or a folded loop: never divide by it */
+        fail_cannot_run("affine_work took no longer for %d steps (%.3f ms) than for 16 "
+                        "(%.3f ms): its duration cannot be calibrated on this GPU now",
+                        r.steps, high.median, low.median);
     cal.fixed_ns = low.median * 1e6 - 16 * cal.ns_per_step;
     if (cal.fixed_ns < 0)
         cal.fixed_ns = 0;
