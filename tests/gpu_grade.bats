@@ -136,13 +136,17 @@ EOF
     assert_output --partial "gpu_waits: producer_idle_runs 20, needs <= 0"
 }
 
-@test "the race left in shows as wrong results in every run, and no concept points" {
+@test "the race left in shows as wrong results in every timed run, and no concept points" {
     need fixtures
     run row racy ex06
     assert_output --partial "results_correct: mismatches"
     assert_output --partial "the concept criteria were not scored"
+    # 20 timed runs and a warm-up, whose results count too; the warm-up's
+    # first launches load the kernels, which can delay stage 2 long enough to
+    # hide the race once (on the H200: 20 of 21).
     run metric racy ex06 runs_wrong
-    assert_output "21"
+    assert_success
+    (( output >= 20 )) || fail "the race showed in only $output of 21 runs"
 }
 
 @test "a submission that never returns is stopped at the rubric's time limit" {

@@ -42,7 +42,7 @@ canary() {
     assert_line --regexp "sanitize_canary +initcheck +FAIL .*Uninitialized __global__ memory read"
 }
 
-@test "make sanitize: every program is clean under memcheck, initcheck and synccheck" {
+@test "make sanitize: every lab and solution is clean under memcheck, initcheck and synccheck" {
     run make -s sanitize
     echo "$output" # every line, in the test's report when it fails
     assert_success

@@ -257,38 +257,56 @@ static const char *judge(report *r, const sweep *s, const stats link[DIRS],
                          const stats host_copy[DIRS])
 {
     char label[32], variant[32];
-    int last = s->n - 1, slow_pageable = 0, slow_pinned = 0;
+    int last = s->n - 1;
+    double bound[DIRS];
     report_section(r, "3. At the largest size: prediction beside measurement");
     report_text(r, "  predicted: pinned and registered = the link's limit; pageable = at most "
                    "the slower of host memcpy and link\n");
     for (int d = 0; d < DIRS; d++) {
-        double bound = host_copy[d].median < link[d].median ? host_copy[d].median : link[d].median;
+        bound[d] = host_copy[d].median < link[d].median ? host_copy[d].median : link[d].median;
         for (int k = 0; k < KINDS; k++) {
             snprintf(variant, sizeof variant, "%s %s", kind_name[k], dir_name[d]);
-            report_compare(r, variant, "bandwidth", k == PAGEABLE ? bound : link[d].median,
+            report_compare(r, variant, "bandwidth", k == PAGEABLE ? bound[d] : link[d].median,
                            &s->bw[k][d][last], "GB/s");
         }
     }
     size_label(label, sizeof label, s->bytes[last]);
+    double pinned[DIRS], pageable[DIRS], ratio[DIRS], of_link[DIRS];
     for (int d = 0; d < DIRS; d++) {
-        double pinned = s->bw[PINNED][d][last].median, pageable = s->bw[PAGEABLE][d][last].median;
-        double ratio = pinned / pageable, of_link = pinned / link[d].median;
-        char name[48];
+        pinned[d] = s->bw[PINNED][d][last].median;
+        pageable[d] = s->bw[PAGEABLE][d][last].median;
+        ratio[d] = pinned[d] / pageable[d];
+        of_link[d] = pinned[d] / link[d].median;
         snprintf(variant, sizeof variant, "pinned %s", dir_name[d]);
-        report_value(r, variant, "vs_pageable", ratio, "x");
-        snprintf(name, sizeof name, "pinned_beats_pageable_%s", dir_name[d]);
-        report_verdict(r, name, ratio >= RATIO_MIN && of_link >= LINK_MIN,
-                       "at %s pinned %.1f GB/s, pageable %.1f GB/s: %.1fx (limit %.0fx); pinned "
-                       "at %.0f%% of the link's %.1f GB/s (limit %.0f%%)", label, pinned, pageable,
-                       ratio, RATIO_MIN, of_link * 100, link[d].median, LINK_MIN * 100);
-        slow_pageable |= ratio < RATIO_MIN;
-        slow_pinned |= of_link < LINK_MIN;
+        report_value(r, variant, "vs_pageable", ratio[d], "x");
     }
-    if (slow_pinned)
+    /* The verdict reads uploads: CUDA documents that a pageable H2D copy is
+     * staged through a pinned buffer by the host, which is the model. For
+     * downloads it documents only that the call returns when the copy is
+     * done; on the H100 and H200 machines pageable D2H ran 1.5x faster than
+     * one host memcpy out of pinned memory, so the driver does more than the
+     * model's one copy there, and the ratio came out at 3.0x to 5.9x: no
+     * model, so no verdict on it, but pinned must still reach the link. */
+    report_verdict(r, "pinned_beats_pageable_H2D", ratio[H2D] >= RATIO_MIN &&
+                   of_link[H2D] >= LINK_MIN, "at %s pinned %.1f GB/s, pageable %.1f GB/s: %.1fx "
+                   "(limit %.0fx); pinned at %.0f%% of the link's %.1f GB/s (limit %.0f%%)", label,
+                   pinned[H2D], pageable[H2D], ratio[H2D], RATIO_MIN, of_link[H2D] * 100,
+                   link[H2D].median, LINK_MIN * 100);
+    report_verdict(r, "pinned_reaches_link_D2H", of_link[D2H] >= LINK_MIN, "at %s pinned %.1f "
+                   "GB/s, %.0f%% of the link's %.1f GB/s (limit %.0f%%); pageable %.1f GB/s, "
+                   "%.1fx slower", label, pinned[D2H], of_link[D2H] * 100, link[D2H].median,
+                   LINK_MIN * 100, pageable[D2H], ratio[D2H]);
+    if (pageable[D2H] > 1.1 * bound[D2H])
+        report_text(r, "  pageable D2H beat the model's bound by %.0f%%: the driver brings "
+                       "downloads out of its staging\n  memory faster than one host memcpy "
+                       "(CUDA documents staging for uploads only), so the\n  verdict on pinned "
+                       "vs pageable reads H2D, where the model holds\n",
+                    (pageable[D2H] / bound[D2H] - 1) * 100);
+    if (of_link[H2D] < LINK_MIN || of_link[D2H] < LINK_MIN)
         return "pinned copies fell short of the link's limit measured moments before: another "
                "process may be using the GPU or its link (see nvidia-smi)";
-    if (slow_pageable)
-        return "pageable copies came close to pinned ones: this host copies memory fast "
+    if (ratio[H2D] < RATIO_MIN)
+        return "pageable uploads came close to pinned ones: this host copies memory fast "
                "compared with its link (see the host memcpy lines), or the copies were small "
                "(--max-mib)";
     return NULL;
