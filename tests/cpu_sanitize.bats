@@ -41,6 +41,15 @@ judge() { run tests/tools/sanitize.sh --judge "$LOGS/$1" "$2" "$3" "$4"; }
     assert_output --partial "Program hit cudaErrorNotReady"
 }
 
+@test "a finding printed in the middle of the program's own line is still read (a recorded H200 log)" {
+    judge lab03-h200.log lab03 memcheck 4
+    assert_success
+    assert_output --partial "3 declared findings only"
+    judge lab03-h200.log lab04 memcheck 4
+    assert_failure
+    assert_output --partial "3 findings: Program hit cudaErrorNotReady"
+}
+
 @test "a run that timed out or never printed its summary fails, saying which" {
     judge unfinished.log lab00 initcheck 124
     assert_failure

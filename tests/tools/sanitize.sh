@@ -44,7 +44,9 @@ declared() {
 # judge LOG PROGRAM TOOL STATUS: prints "ok|FAIL|skip<TAB>detail"; returns 0
 # unless it is FAIL. STATUS is what the run exited with (124 or 137: timeout).
 # compute-sanitizer marks its lines with "========= "; a finding starts with
-# an unindented line after that mark, its details are indented.
+# an unindented line after that mark, its details are indented. The program's
+# own output shares the log and is written in blocks, so a mark can land in
+# the middle of one of its lines: the marks are looked for anywhere in a line.
 judge() {
     local log=$1 prog=$2 tool=$3 status=$4 summary found=0 printed=0 first="" line head
     case $status in
@@ -53,7 +55,7 @@ judge() {
         return 1
         ;;
     esac
-    summary=$(grep -aoE '^========= ERROR SUMMARY: [0-9]+ error' "$log" | tail -1 | grep -oE '[0-9]+')
+    summary=$(grep -aoE '========= ERROR SUMMARY: [0-9]+ error' "$log" | tail -1 | grep -oE '[0-9]+')
     if [ -z "$summary" ]; then
         printf 'FAIL\tno ERROR SUMMARY: the sanitizer did not finish (status %s)\n' "$status"
         return 1
@@ -69,7 +71,7 @@ judge() {
         elif [ -z "$first" ]; then
             first=$head
         fi
-    done < <(grep -aE '^========= [^ ]' "$log")
+    done < <(grep -aoE '========= [^ ].*' "$log")
     if [ -n "$first" ]; then
         [ "$printed" -gt "$summary" ] && summary=$printed # a leak the summary did not count
         printf 'FAIL\t%s finding%s: %s\n' "$summary" "$([ "$summary" = 1 ] || echo s)" "$first"
