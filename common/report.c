@@ -473,8 +473,14 @@ static void print_json(const report *r, int code)
     json_rows("predictions", &r->predictions), printf(",\n  ");
     json_items("checks", "passed", &r->checks), printf(",\n  ");
     json_key("verdict");
-    printf("{\"observed\":%s,", all_ok(&r->verdicts) ? "true" : "false");
-    json_key("hint"), r->hint ? json_string(r->hint) : (void)fputs("null", stdout);
+    int observed = all_ok(&r->verdicts);
+    printf("{\"observed\":%s,", observed ? "true" : "false");
+    /* The likely reason is for an effect not observed, as in the text. */
+    json_key("hint");
+    if (r->hint && !observed)
+        json_string(r->hint);
+    else
+        fputs("null", stdout);
     printf(",\n  ");
     json_items("items", "observed", &r->verdicts);
     printf("},\n  ");
