@@ -268,8 +268,12 @@ int main(int argc, char **argv)
                  "kernel differ from the CPU reference", b.mismatches, b.outputs);
     report_check(r, "background_counted", blocks_done == b.blocks_launched, "%llu background "
                  "blocks ran of %llu launched", blocks_done, b.blocks_launched);
-    report_check(r, "samples_valid", b.invalid == 0, "%d of %d critical launches came after the "
-                 "background had finished (%d retried)", b.invalid, 2 * samples, b.retried);
+    /* A timing condition, not a result: an urgent launch that came after the
+     * background had ended measured nothing (a busy GPU, a sanitizer's slow
+     * launches), so it makes the run "not observed", never "wrong". */
+    report_verdict(r, "samples_mid_background", b.invalid == 0, "%d of %d critical launches "
+                   "came after the background had finished (%d retried)", b.invalid, 2 * samples,
+                   b.retried);
 
     free(u);
     free(after);

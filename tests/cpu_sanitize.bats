@@ -62,7 +62,7 @@ judge() { run tests/tools/sanitize.sh --judge "$LOGS/$1" "$2" "$3" "$4"; }
 @test "a clean sanitizer with wrong results, a usage error or a crash fails" {
     judge wrong.log lab05 synccheck 1
     assert_failure
-    assert_output --partial "results wrong: [FAIL] samples_valid"
+    assert_output --partial "results wrong: [FAIL] critical_verified"
     judge clean.log lab00 memcheck 2
     assert_failure
     assert_output --partial "usage error"

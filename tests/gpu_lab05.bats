@@ -22,7 +22,7 @@ from_json() { python3 -c "import json; d = json.load(open('$1')); print($2)"; }
         assert_output --partial "[ok]   critical_verified"
         assert_output --partial "[ok]   background_counted"
         assert_output --partial "[ok]   bytes_intact"
-        assert_output --partial "[ok]   samples_valid"
+        assert_output --partial "observed: yes samples_mid_background"
         assert_output --partial "observed: yes high_priority_jumps_queue"
         assert_output --partial "result: results correct, effect observed (exit 0)"
     done

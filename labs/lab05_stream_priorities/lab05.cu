@@ -469,9 +469,12 @@ int main(int argc, char **argv)
                  "blocks ran of %llu launched", blocks_done, b.blocks_launched);
     report_check(r, "bytes_intact", bad == 0, "%zu of %zu words differ after the copies", bad,
                  words + small);
-    report_check(r, "samples_valid", b.invalid == 0, "%d of %d urgent launches came after the "
-                 "background had finished, even after 3 tries (%d retried)", b.invalid,
-                 4 * samples, b.retried);
+    /* A timing condition, not a result: an urgent launch that came after the
+     * background had ended measured nothing (a busy GPU, a sanitizer's slow
+     * launches), so it makes the run "not observed", never "wrong". */
+    report_verdict(r, "samples_mid_background", b.invalid == 0, "%d of %d urgent launches "
+                   "came after the background had finished, even after 3 tries (%d retried)",
+                   b.invalid, 4 * samples, b.retried);
 
     free(back);
     CUDA_CHECK(cudaStreamDestroy(high));

@@ -124,7 +124,8 @@ arguments() {
         case "$base:$name" in
         # The urgent launches must land inside the background. Its blocks are
         # made long (20 ms for the 10 waves) so that the sanitizer's slower
-        # launches still arrive before it ends (else samples_valid fails).
+        # launches still arrive before it ends (else lab05's verdict
+        # samples_mid_background is "no").
         lab05:--block-us | ex05:--block-us | sol05:--block-us) min=2000 ;;
         esac
         args+=" $name $min"
