@@ -202,12 +202,21 @@ PY
 }
 
 @test "a harness that never returns is stopped at the time limit, with its whole process group" {
+    # A script of this test's own, so that pgrep finds this harness's
+    # processes and no one else's "sleep 60" on the machine.
+    hang="$BATS_TEST_TMPDIR/hang.sh"
+    printf '#!/bin/sh\nsleep 60\n' >"$hang"
+    chmod +x "$hang"
     start=$(date +%s)
-    fake --only ex01 --no-memcheck --time-limit 1 --fake-harness "sleep 60 & sleep 60" >/dev/null
+    fake --only ex01 --no-memcheck --time-limit 1 --fake-harness "$hang & $hang" >/dev/null
     (($(date +%s) - start < 10)) || fail "the grader waited for the hanging harness"
     run row exercises ex01
     assert_output "0/10,timed_out,timed out after 1 s"
-    run pgrep -f "sleep 60"
+    for _ in 1 2 3 4 5 6 7 8 9 10; do # killed processes take a moment to go
+        pgrep -f "$hang" >/dev/null || break
+        sleep 0.2
+    done
+    run pgrep -f "$hang"
     assert_failure
 }
 
