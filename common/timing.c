@@ -13,6 +13,17 @@ double host_time_ms(void)
     return ts.tv_sec * 1e3 + ts.tv_nsec * 1e-6;
 }
 
+int event_finished(cudaEvent_t e)
+{
+    cudaError_t err = cudaEventQuery(e);
+    if (err == cudaErrorNotReady) {
+        (void)cudaGetLastError();
+        return 0;
+    }
+    CUDA_CHECK(err);
+    return 1;
+}
+
 void event_timer_create(event_timer *t)
 {
     CUDA_CHECK(cudaEventCreate(&t->start));

@@ -29,6 +29,12 @@ void event_timer_stop(event_timer *t, cudaStream_t stream);
 /* Waits for the stop event, then returns the milliseconds between the two. */
 double event_timer_ms(event_timer *t);
 
+/* 1 when the GPU has finished the work recorded before `e` in its stream,
+ * without waiting. "Not ready" is an answer, not a failure, but the runtime
+ * also keeps it as the last error, where the next CHECK_LAUNCH() would find
+ * it: it is cleared here. Any other error exits, as CUDA_CHECK does. */
+int event_finished(cudaEvent_t e);
+
 /* One run of the work under test: does it once and returns its duration in
  * milliseconds, timed however the caller chose. */
 typedef double (*timed_fn)(void *ctx);

@@ -112,19 +112,6 @@ static double time_background(void *ctx)
     return ms;
 }
 
-/* 1 when the work before `e` has finished; a "not ready" answer is cleared
- * from the last error, where the next CHECK_LAUNCH() would find it. */
-static int finished(cudaEvent_t e)
-{
-    cudaError_t err = cudaEventQuery(e);
-    if (err == cudaErrorNotReady) {
-        (void)cudaGetLastError();
-        return 0;
-    }
-    CUDA_CHECK(err);
-    return 1;
-}
-
 /* One critical launch on `critical`, after_ms into a fresh background (< 0:
  * idle GPU). Returns its latency in us, launch call to completion on the host
  * clock, polled; *valid is 0 when the background had already finished. */
@@ -138,14 +125,14 @@ static double one_sample(bench *b, cudaStream_t critical, double after_ms, int *
         start_background(b);
         while (host_time_ms() - t0 < after_ms) {
         }
-        *valid = !finished(b->background_done);
+        *valid = !event_finished(b->background_done);
     }
     double h0 = host_time_ms();
     critical_work<<<(b->n + THREADS - 1) / THREADS, THREADS, 0, critical>>>(
         b->d_in, b->d_out, b->n, AFFINE_A, AFFINE_B, CRITICAL_STEPS);
     CHECK_LAUNCH();
     CUDA_CHECK(cudaEventRecord(b->done, critical));
-    while (!finished(b->done)) {
+    while (!event_finished(b->done)) {
     }
     double latency_us = (host_time_ms() - h0) * 1e3;
     CUDA_CHECK(cudaDeviceSynchronize()); /* the background too, before the next sample */

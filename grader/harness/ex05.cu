@@ -54,14 +54,14 @@ static double grader_sample(grader_bench *b, cudaStream_t s, double after_ms, in
             CUDA_CHECK(cudaEventRecord(b->background_done, b->low));
             while (host_time_ms() - t0 < after_ms) {
             }
-            late = grading_done(b->background_done);
+            late = event_finished(b->background_done);
         }
         double h0 = host_time_ms();
         affine_work<<<(b->n + GRADER_THREADS - 1) / GRADER_THREADS, GRADER_THREADS, 0, s>>>(
             b->d_in, b->d_out, b->n, AFFINE_A, AFFINE_B, GRADER_STEPS);
         CHECK_LAUNCH();
         CUDA_CHECK(cudaEventRecord(b->done, s));
-        while (!grading_done(b->done)) {
+        while (!event_finished(b->done)) {
         }
         latency = (host_time_ms() - h0) * 1e3;
         CUDA_CHECK(cudaDeviceSynchronize()); /* the background too */

@@ -114,17 +114,4 @@ static inline double grading_uniform(double lo, double hi)
     return lo + (hi - lo) * (u / 4294967296.0);
 }
 
-/* 1 when the GPU has finished the work before `e`; a "not ready" answer is
- * cleared from the last error, where the next CHECK_LAUNCH() would find it. */
-static inline int grading_done(cudaEvent_t e)
-{
-    cudaError_t err = cudaEventQuery(e);
-    if (err == cudaErrorNotReady) {
-        (void)cudaGetLastError();
-        return 0;
-    }
-    CUDA_CHECK(err);
-    return 1;
-}
-
 #endif

@@ -118,20 +118,6 @@ static double time_background(void *ctx)
     return elapsed_us(b->launched, b->background_done) / 1e3;
 }
 
-/* 1 when the work before `e` in its stream has finished. "Not ready" is an
- * answer, not a failure, but the runtime also keeps it as the last error,
- * where the next CHECK_LAUNCH() would find it: it is cleared here. */
-static int finished(cudaEvent_t e)
-{
-    cudaError_t err = cudaEventQuery(e);
-    if (err == cudaErrorNotReady) {
-        (void)cudaGetLastError();
-        return 0;
-    }
-    CUDA_CHECK(err);
-    return 1;
-}
-
 typedef struct {
     double latency, gpu, run, left; /* us */
 } sample;
@@ -159,7 +145,7 @@ static int one_sample(bench *b, cudaStream_t urgent, double after_ms, sample *s)
         start_background(b);
         while (host_time_ms() - t0 < after_ms) {
         }
-        running = !finished(b->background_done);
+        running = !event_finished(b->background_done);
     }
     CUDA_CHECK(cudaEventRecord(b->launched, urgent));
     double h0 = host_time_ms(), done_at = 0, background_at = after_ms < 0 ? h0 : 0;
@@ -173,9 +159,9 @@ static int one_sample(bench *b, cudaStream_t urgent, double after_ms, sample *s)
     }
     CUDA_CHECK(cudaEventRecord(b->done, urgent));
     while (!done_at || !background_at) {
-        if (!done_at && finished(b->done))
+        if (!done_at && event_finished(b->done))
             done_at = host_time_ms();
-        if (!background_at && finished(b->background_done))
+        if (!background_at && event_finished(b->background_done))
             background_at = host_time_ms();
     }
     s->latency = (done_at - h0) * 1e3;
