@@ -26,16 +26,31 @@ double percentile_sorted(const double *sorted, int n, double p)
     return sorted[lo] + frac * (sorted[lo + 1] - sorted[lo]);
 }
 
-stats stats_of(const double *samples, int n)
+/* A sorted copy of samples[0..n-1], to be freed by the caller. */
+static double *sorted_copy(const double *samples, int n)
 {
-    stats s = {0};
-    if (n < 1)
-        return s;
     double *sorted = malloc((size_t)n * sizeof *sorted);
     if (!sorted)
         abort();
     memcpy(sorted, samples, (size_t)n * sizeof *sorted);
     qsort(sorted, (size_t)n, sizeof *sorted, compare_doubles);
+    return sorted;
+}
+
+double stats_percentile(const double *samples, int n, double p)
+{
+    double *sorted = sorted_copy(samples, n);
+    double v = percentile_sorted(sorted, n, p);
+    free(sorted);
+    return v;
+}
+
+stats stats_of(const double *samples, int n)
+{
+    stats s = {0};
+    if (n < 1)
+        return s;
+    double *sorted = sorted_copy(samples, n);
     double sum = 0;
     for (int i = 0; i < n; i++)
         sum += sorted[i];

@@ -16,6 +16,10 @@ typedef struct {
  * two nearest ranks (the same rule as numpy's default). */
 double percentile_sorted(const double *sorted, int n, double p);
 
+/* Percentile p (0..100) of samples[0..n-1], unsorted; they are left as they
+ * were. For a tail stats_of() does not keep, such as p99. n >= 1. */
+double stats_percentile(const double *samples, int n, double p);
+
 /* Summary of samples[0..n-1]; the samples are left as they were. n >= 1. */
 stats stats_of(const double *samples, int n);
 

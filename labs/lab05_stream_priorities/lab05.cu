@@ -183,14 +183,8 @@ static int one_sample(bench *b, cudaStream_t urgent, double after_ms, sample *s)
 typedef struct {
     stats latency, gpu, run;
     double p99, wait; /* wait: median of latency / left; about 1 when it queued behind all of it */
-    double *sorted;   /* every latency, smallest first: the CSV and JSON carry them for plots */
+    double *latencies; /* every sample, for the CSV and JSON (plots); then gpu, run, wait */
 } variant;
-
-static int by_value(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
 
 /* n samples on `urgent`, the i-th after_ms[i] into its own background
  * (after_ms NULL: on an idle GPU). stats has p5 and p95; the tail a
@@ -209,12 +203,8 @@ static variant measure_variant(bench *b, cudaStream_t urgent, const double *afte
         v[i] = s.latency, gpu[i] = s.gpu, run[i] = s.run;
         wait[i] = s.left > 0 ? s.latency / s.left : 0;
     }
-    variant m = {stats_of(v, n), stats_of(gpu, n), stats_of(run, n), 0, stats_of(wait, n).median,
-                 (double *)xmalloc(n * sizeof *v)};
-    memcpy(m.sorted, v, n * sizeof *v);
-    qsort(m.sorted, n, sizeof *v, by_value);
-    m.p99 = percentile_sorted(m.sorted, n, 99);
-    free(v);
+    variant m = {stats_of(v, n), stats_of(gpu, n), stats_of(run, n), stats_percentile(v, n, 99),
+                 stats_of(wait, n).median, v};
     return m;
 }
 
@@ -244,7 +234,7 @@ static void report_variant(report *r, const char *name, double predicted, const 
     report_compare(r, name, "latency", predicted, &m->latency, "us");
     report_value(r, name, "latency_p99", m->p99, "us");
     report_stats(r, name, "gpu_latency", &m->gpu, "us");
-    report_samples(r, name, "latency", m->sorted, m->latency.n, "us");
+    report_samples(r, name, "latency", m->latencies, m->latency.n, "us");
 }
 
 /* ---- the lesson ---------------------------------------------------------------------- */
@@ -329,9 +319,9 @@ static int kernels_jump_queue(report *r, bench *b, const device_info *d, cudaStr
     report_verdict(r, "high_priority_jumps_queue", ratio >= 5, "median latency from launch to "
                    "completion: same priority %.0f us, greatest priority %.1f us: %.1fx lower "
                    "(limit 5x)", on_same.latency.median, on_high.latency.median, ratio);
-    free(alone.sorted);
-    free(on_same.sorted);
-    free(on_high.sorted);
+    free(alone.latencies);
+    free(on_same.latencies);
+    free(on_high.latencies);
     return ratio >= 5;
 }
 
@@ -349,9 +339,9 @@ static void copies_keep_order(report *r, bench *b, const device_info *d, cudaStr
     variant on_high = measure_variant(b, high, after, samples);
     timeline_span_end();
     free(after);
-    free(alone.sorted);
-    free(on_same.sorted);
-    free(on_high.sorted); /* the stats suffice here */
+    free(alone.latencies);
+    free(on_same.latencies);
+    free(on_high.latencies); /* the stats suffice here */
 
     report_stats(r, "big copy", "duration", &big, "ms");
     report_stats(r, "copy alone", "latency", &alone.latency, "us");
