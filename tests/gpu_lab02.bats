@@ -100,7 +100,7 @@ seconds() {
 
 @test "the text report shows the sweep as a table, not as rows" {
     run ./lab02 --quick
-    assert_success
+    [ "$status" -eq 0 ] || [ "$status" -eq 4 ] || fail "exit $status" # --quick may miss the effect
     assert_output --partial "pageable registered   pinned   pageable registered   pinned"
     refute_output --partial "bandwidth@"
 }
@@ -108,7 +108,8 @@ seconds() {
 @test "cudaMemcpyAsync from pageable memory returns after the copy, from pinned memory at once" {
     for run_no in $(runs); do
         echo "# run $run_no of $REPEATS"
-        ./lab02 --quick --async-mib 16 --csv >"$BATS_TEST_TMPDIR/r.csv"
+        # what is asked is when the calls return, not the sweep's verdict: exit 4 is allowed
+        ./lab02 --quick --async-mib 16 --csv >"$BATS_TEST_TMPDIR/r.csv" || [ $? -eq 4 ]
         f="$BATS_TEST_TMPDIR/r.csv"
         for d in H2D D2H; do
             back=$(report value "$f" "pageable $d" call_returns)

@@ -74,7 +74,8 @@ seconds() {
 @test "the serial run takes the sum of its stages, within 10%" {
     for run_no in $(runs); do
         echo "# run $run_no of $REPEATS"
-        ./lab04 --quick --json >"$BATS_TEST_TMPDIR/r.json"
+        # the stage model is asked of, not the verdict: exit 4 is allowed here
+        ./lab04 --quick --json >"$BATS_TEST_TMPDIR/r.json" || [ $? -eq 4 ]
         f="$BATS_TEST_TMPDIR/r.json"
         measured=$(report value "$f" serial time)
         model=$(predicted "$f" serial time)
@@ -108,7 +109,8 @@ seconds() {
 @test "from pageable memory the overlap vanishes" {
     for run_no in $(runs); do
         echo "# run $run_no of $REPEATS"
-        ./lab04 --quick --json >"$BATS_TEST_TMPDIR/r.json"
+        # the stage model is asked of, not the verdict: exit 4 is allowed here
+        ./lab04 --quick --json >"$BATS_TEST_TMPDIR/r.json" || [ $? -eq 4 ]
         f="$BATS_TEST_TMPDIR/r.json"
         measured=$(report value "$f" pageable time)
         model=$(predicted "$f" pageable time)
@@ -156,14 +158,16 @@ PY
     assert_output --partial "TODO(student)"
 }
 
+# At the default size, as lab04's effect is: --quick's smaller batches
+# reached 81% once on an H100 machine where the default run reached 100%.
 @test "sol04 double-buffers with two sets and reaches 90% of the ideal speedup" {
     [ -x ./sol04 ] || skip "solutions/ withheld"
     for run_no in $(runs); do
         echo "# run $run_no of $REPEATS"
-        run ./sol04 --quick
+        run ./sol04
         assert_success
         assert_output --partial "observed: yes pipeline_efficient"
-        ./sol04 --quick --json >"$BATS_TEST_TMPDIR/s.json"
+        ./sol04 --json >"$BATS_TEST_TMPDIR/s.json"
         run report value "$BATS_TEST_TMPDIR/s.json" "your pipeline" buffer_sets
         assert_output "2"
         efficiency=$(report value "$BATS_TEST_TMPDIR/s.json" "your pipeline" efficiency)
