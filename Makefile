@@ -234,7 +234,7 @@ clean: ## remove build/ and the programs
 	rm -rf $(BUILD) $(addprefix $(BINDIR)/,$(PROGRAMS))
 
 check-nvcc:
-	@test -n "$(NVCC_PATH)" || { echo "nvcc not found: install the CUDA toolkit (12.x or 13.x) and put its bin/ on PATH, or run make NVCC=/path/to/nvcc" >&2; exit 1; }
+	@test -n "$(NVCC_PATH)" || { echo "nvcc not found: install the CUDA toolkit 13 and put its bin/ on PATH, or run make NVCC=/path/to/nvcc" >&2; exit 1; }
 
 help: ## list the targets
 	@echo "streamlab: CUDA streams, made visible and measured."

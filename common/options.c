@@ -30,7 +30,7 @@ static void table_of_common(option *t, common_options *c)
         {"csv", OPT_FLAG, &c->csv, 0, 0, NULL, "print rows lab,variant,metric,value,unit"},
         {"json", OPT_FLAG, &c->json, 0, 0, NULL, "print one JSON document"},
         {"trace", OPT_STRING, &c->trace, 0, 0, "FILE",
-         "record a timeline: FILE.json for Perfetto, FILE.tsv for raw records"},
+         "record a timeline into FILE: a .json name for Perfetto, .tsv for raw records"},
         {"timeline", OPT_FLAG, &c->timeline, 0, 0, NULL, "draw the run's timeline in the terminal"},
     };
     memcpy(t, common, sizeof common);
