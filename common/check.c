@@ -88,9 +88,10 @@ void cuda_check(cudaError_t err, const char *call, const char *file, int line)
         fail_cannot_run("this build has no code for this GPU; rebuild with 'make clean && make' "
                         "on this machine, or 'make ARCH=sm_XY' (%s)", name);
     case cudaErrorMemoryAllocation:
-        /* Sizes are checked against the free memory before anything is
-         * allocated, so this is memory that went elsewhere meanwhile: another
-         * process, or a host that cannot pin that much. */
+        /* The labs whose sizes are options check them against the free
+         * memory before allocating, so this is most often memory that went
+         * elsewhere meanwhile: another process, or a host that cannot pin
+         * that much. */
         fail_cannot_run("out of memory in %s at %s:%d (%s): another process may be holding "
                         "the GPU's memory (see nvidia-smi), or ask for smaller sizes (see --help)",
                         call, file, line, name);

@@ -36,8 +36,7 @@ static struct {
     nvml_device dev;                     /* NULL: NVML could not be asked */
     nvml_processes_fn compute_processes; /* NULL: this driver cannot list them */
 } nvml;
-static int selected;     /* device_select() has chosen a GPU: the probe may use it */
-static int have_context; /* this program has a context of its own on that GPU */
+static int have_context; /* device_select() chose a GPU and made a context on it */
 
 static void open_nvml(device_info *d)
 {
@@ -132,7 +131,7 @@ void device_sharing_now(gpu_sharing *s)
 {
     s->other_processes = other_processes();
     s->lost_ms = s->probe_ms = 0;
-    if (selected)
+    if (have_context)
         probe_sharing(s);
 }
 
@@ -213,7 +212,6 @@ void device_select(const common_options *opt, device_info *d)
     if (d->launch_blocking)
         fprintf(stderr, "%s: warning: CUDA_LAUNCH_BLOCKING=1 makes every launch wait for the "
                         "last: nothing will overlap\n", program_name);
-    selected = 1;
     probe_sharing(&d->sharing);
 }
 

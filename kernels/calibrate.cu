@@ -44,7 +44,7 @@ extern "C" affine_calibration affine_calibrate(const uint32_t *d_in, uint32_t *d
     affine_calibration cal;
     cal.n = n;
     cal.ns_per_step = (high.median - low.median) * 1e6 / (r.steps - 16);
-    if (!(cal.ns_per_step > 0)) /* a broken clock or a folded loop: never divide by it */
+    if (!(cal.ns_per_step > 0)) /* a broken clock or a folded loop: nothing to divide by */
         fail_cannot_run("affine_work took no longer for %d steps (%.3f ms) than for 16 "
                         "(%.3f ms): its duration cannot be calibrated on this GPU now",
                         r.steps, high.median, low.median);

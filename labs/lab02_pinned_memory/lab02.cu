@@ -46,7 +46,7 @@ static const char *const kind_name[KINDS] = {"pageable", "registered", "pinned"}
 static const char *const dir_name[DIRS] = {"H2D", "D2H"};
 static const enum cudaMemcpyKind dir_kind[DIRS] = {cudaMemcpyHostToDevice, cudaMemcpyDeviceToHost};
 
-/* The issue's thresholds. */
+/* The verdicts' thresholds. */
 static const double RATIO_MIN = 3.0;      /* pinned / pageable at the largest size */
 static const double LINK_MIN = 0.80;      /* pinned / the link's practical limit */
 static const double PAGEABLE_BACK = 0.80; /* pageable call returns after >= 80% of the copy */
@@ -72,9 +72,6 @@ typedef struct {
 typedef struct {                     /* ms, for both buffers of `largest` bytes */
     double touch, malloc_host, reg, unreg, free_host;
 } pin_costs;
-
-/* GB/s from copy times in ms. */
-static stats bandwidth_of(const stats *t, double bytes) { return stats_over(bytes / 1e6, t); }
 
 static const char *size_label(char *buf, size_t size, size_t bytes)
 {
@@ -111,7 +108,7 @@ static stats copy_bandwidth(bench *b, void *dst, const void *src, size_t bytes, 
 {
     copy_test c = {dst, src, bytes, batch, dir_kind[d], b};
     stats t = measure(time_copies, &c, warmup, samples);
-    return bandwidth_of(&t, (double)bytes * batch);
+    return stats_over((double)bytes * batch / 1e6, &t); /* GB/s */
 }
 
 /* ---- 1. the two limits the model uses ------------------------------------------ */
@@ -153,7 +150,7 @@ static void measure_limits(report *r, bench *b, const device_info *dev, int reps
     for (int d = 0; d < DIRS; d++) {
         char variant[32];
         stats t = measure(time_host_memcpy, &staging[d], 1, reps < 5 ? reps : 5);
-        host_copy[d] = bandwidth_of(&t, (double)b->largest);
+        host_copy[d] = stats_over((double)b->largest / 1e6, &t); /* GB/s */
         snprintf(variant, sizeof variant, "host memcpy %s", dir_name[d]);
         report_stats(r, variant, "bandwidth", &host_copy[d], "GB/s");
     }
