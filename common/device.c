@@ -30,15 +30,14 @@ typedef struct {
 typedef int (*nvml_processes_fn)(nvml_device dev, unsigned int *count, nvml_process *infos);
 enum { NVML_SUCCESS = 0, NVML_ERROR_INSUFFICIENT_SIZE = 7 };
 
-/* NVML stays open from device_select() to the end of the program: asking
+/* NVML stays open from device_load_nvml() to the end of the program: asking
  * again at the end costs one call, not a second start of the library. */
 static struct {
     nvml_device dev;                     /* NULL: NVML could not be asked */
     nvml_processes_fn compute_processes; /* NULL: this driver cannot list them */
 } nvml;
-static int have_context; /* device_select() chose a GPU and made a context on it */
 
-static void open_nvml(device_info *d)
+void device_load_nvml(device_info *d)
 {
     void *lib = dlopen("libnvidia-ml.so.1", RTLD_LAZY | RTLD_LOCAL);
     if (!lib)
@@ -71,7 +70,8 @@ static void open_nvml(device_info *d)
 
 /* Distinct processes in the list other than this program. Inside a container
  * the driver gives the host's process ids, so this program's own entry does
- * not match getpid(): once it has a context, one unmatched entry is its own. */
+ * not match getpid(): it has a context (device_select made it), so one
+ * unmatched entry is its own. */
 static int count_others(const nvml_process *p, unsigned int n)
 {
     int others = 0, self_seen = 0;
@@ -87,14 +87,12 @@ static int count_others(const nvml_process *p, unsigned int n)
         else
             others++;
     }
-    if (have_context && !self_seen && others > 0)
+    if (!self_seen && others > 0)
         others--;
     return others;
 }
 
-/* Other processes holding a compute context on the GPU, or -1 when the
- * driver does not say. */
-static int other_processes(void)
+int device_other_processes(void)
 {
     unsigned int capacity = 32;
     if (!nvml.dev || !nvml.compute_processes)
@@ -112,27 +110,6 @@ static int other_processes(void)
         capacity = n > capacity ? n + 8 : 2 * capacity; /* more started meanwhile */
     }
     return -1;
-}
-
-/* Two probes, and the one that lost the smaller share of its time: a GPU
- * shared with a busy process makes both lose; a moment when this program's
- * own thread was not running (a busy CPU) seldom hits both. */
-static void probe_sharing(gpu_sharing *s)
-{
-    double lost[2], wall[2];
-    for (int i = 0; i < 2; i++)
-        probe_time_lost(SHARING_PROBE_MS, &lost[i], &wall[i]);
-    int k = lost[0] * wall[1] <= lost[1] * wall[0] ? 0 : 1;
-    s->lost_ms = lost[k];
-    s->probe_ms = wall[k];
-}
-
-void device_sharing_now(gpu_sharing *s)
-{
-    s->other_processes = other_processes();
-    s->lost_ms = s->probe_ms = 0;
-    if (have_context)
-        probe_sharing(s);
 }
 
 int gpu_was_shared(const gpu_sharing *s)
@@ -186,13 +163,8 @@ void device_select(const common_options *opt, device_info *d)
 
     struct cudaDeviceProp p;
     d->index = opt->device;
-    /* The driver's list of processes is read before this program has a
-     * context of its own (cudaSetDevice makes it): everyone listed is another. */
     CUDA_CHECK(cudaDeviceGetPCIBusId(d->pci_bus_id, sizeof d->pci_bus_id, d->index));
-    open_nvml(d);
-    d->sharing.other_processes = other_processes();
-    CUDA_CHECK(cudaSetDevice(d->index));
-    have_context = 1;
+    CUDA_CHECK(cudaSetDevice(d->index)); /* makes this program's context on it */
     CUDA_CHECK(cudaGetDeviceProperties(&p, d->index));
     snprintf(d->name, sizeof d->name, "%s", p.name);
     d->cc_major = p.major;
@@ -201,6 +173,8 @@ void device_select(const common_options *opt, device_info *d)
     d->async_engines = p.asyncEngineCount;
     d->concurrent_kernels = p.concurrentKernels;
     CUDA_CHECK(cudaDeviceGetStreamPriorityRange(&d->priority_least, &d->priority_greatest));
+    CUDA_CHECK(cudaDeviceGetAttribute(&d->host_register, cudaDevAttrHostRegisterSupported,
+                                      d->index));
     CUDA_CHECK(cudaMemGetInfo(&d->free_memory, &d->total_memory));
     CUDA_CHECK(cudaDriverGetVersion(&d->driver_version));
     CUDA_CHECK(cudaRuntimeGetVersion(&d->runtime_version));
@@ -212,11 +186,4 @@ void device_select(const common_options *opt, device_info *d)
     if (d->launch_blocking)
         fprintf(stderr, "%s: warning: CUDA_LAUNCH_BLOCKING=1 makes every launch wait for the "
                         "last: nothing will overlap\n", program_name);
-    probe_sharing(&d->sharing);
-}
-
-void device_require(int ok, const char *reason)
-{
-    if (!ok)
-        fail_cannot_run("%s", reason);
 }

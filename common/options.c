@@ -3,39 +3,54 @@
  * A small hand-written parser instead of getopt_long: it accepts exactly
  * "--name value" and "--name=value", never abbreviations, and every message
  * names the option and the range it accepts. */
-#define _POSIX_C_SOURCE 200809L /* sigaction, unlink, stat */
 #include "options.h"
 #include "check.h"
 #include "exitcodes.h"
 
 #include <errno.h>
-#include <limits.h>
-#include <math.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
-static int help_requested;
+static int help_requested, dry_run;
 
-static void table_of_common(option *t, common_options *c)
+enum { N_COMMON = 9 };
+
+static void table_of_common(option *t, common_options *c, const program_info *prog)
 {
-    const option common[] = {
-        {"help", OPT_FLAG, &help_requested, 0, 0, NULL, "show this help and exit"},
-        {"device", OPT_INT, &c->device, 0, 63, "N", "GPU to use, counted from 0"},
-        {"quick", OPT_FLAG, &c->quick, 0, 0, NULL, "small sizes, under a second (tests, sanitizers)"},
-        {"reps", OPT_INT, &c->reps, 1, REPS_MAX, "N", "timed repetitions of each measurement"},
-        {"csv", OPT_FLAG, &c->csv, 0, 0, NULL, "print rows lab,variant,metric,value,unit"},
-        {"json", OPT_FLAG, &c->json, 0, 0, NULL, "print one JSON document"},
-        {"trace", OPT_STRING, &c->trace, 0, 0, "FILE",
+    const option common[N_COMMON] = {
+        {"help", OPT_FLAG, &help_requested, 0, 0, NO_QUICK, NULL, "show this help and exit"},
+        {"device", OPT_INT, &c->device, 0, 63, NO_QUICK, "N", "GPU to use, counted from 0"},
+        {"quick", OPT_FLAG, &c->quick, 0, 0, NO_QUICK, NULL,
+         "small sizes, under a second (tests, sanitizers): the --quick values below"},
+        {"reps", OPT_INT, &c->reps, 1, REPS_MAX, prog->quick_reps ? prog->quick_reps : NO_QUICK,
+         "N", "timed repetitions of each measurement"},
+        {"csv", OPT_FLAG, &c->csv, 0, 0, NO_QUICK, NULL, "print rows lab,variant,metric,value,unit"},
+        {"json", OPT_FLAG, &c->json, 0, 0, NO_QUICK, NULL, "print one JSON document"},
+        {"trace", OPT_STRING, &c->trace, 0, 0, NO_QUICK, "FILE",
          "record a timeline into FILE: a .json name for Perfetto, .tsv for raw records"},
-        {"timeline", OPT_FLAG, &c->timeline, 0, 0, NULL, "draw the run's timeline in the terminal"},
+        {"timeline", OPT_FLAG, &c->timeline, 0, 0, NO_QUICK, NULL,
+         "draw the run's timeline in the terminal"},
+        {"dry-run", OPT_FLAG, &dry_run, 0, 0, NO_QUICK, NULL,
+         "print the settings this run would use, then exit without touching the GPU"},
     };
     memcpy(t, common, sizeof common);
 }
-enum { N_COMMON = 8 };
+
+static int count_options(const option *t)
+{
+    int n = 0;
+    while (t && t[n].name)
+        n++;
+    return n;
+}
+
+static int is_number(const option *o) { return o->kind == OPT_INT || o->kind == OPT_DOUBLE; }
+
+static double number_in(const option *o)
+{
+    return o->kind == OPT_INT ? *(int *)o->value : *(double *)o->value;
+}
 
 static void print_number(double v, enum option_kind kind)
 {
@@ -45,33 +60,59 @@ static void print_number(double v, enum option_kind kind)
         printf("%g", v);
 }
 
+/* Both tables in one loop: the common options, then the program's. */
+static const option *nth(const option *common, const program_info *prog, int i)
+{
+    return i < N_COMMON ? &common[i] : &prog->options[i - N_COMMON];
+}
+
 static void print_help(const program_info *prog, const option *common)
 {
+    int n = N_COMMON + count_options(prog->options);
     printf("usage: %s [options]\n%s\n\noptions:\n", prog->name, prog->title);
-    for (int pass = 0; pass < 2; pass++) {
-        const option *t = pass == 0 ? common : prog->options;
-        int n = pass == 0 ? N_COMMON : prog->n_options;
-        for (int i = 0; i < n; i++) {
-            char left[64];
-            snprintf(left, sizeof left, "--%s%s%s", t[i].name, t[i].arg ? " " : "",
-                     t[i].arg ? t[i].arg : "");
-            printf("  %-22s %s", left, t[i].help);
-            if (t[i].kind == OPT_INT || t[i].kind == OPT_DOUBLE) {
-                double def = t[i].kind == OPT_INT ? *(int *)t[i].value : *(double *)t[i].value;
-                printf(" (");
-                print_number(t[i].min, t[i].kind);
-                printf(" to ");
-                print_number(t[i].max, t[i].kind);
-                printf("; default ");
-                print_number(def, t[i].kind);
-                printf(")");
+    for (int i = 0; i < n; i++) {
+        const option *o = nth(common, prog, i);
+        char left[64];
+        snprintf(left, sizeof left, "--%s%s%s", o->name, o->arg ? " " : "", o->arg ? o->arg : "");
+        printf("  %-22s %s", left, o->help);
+        if (is_number(o)) {
+            printf(" (");
+            print_number(o->min, o->kind);
+            printf(" to ");
+            print_number(o->max, o->kind);
+            printf("; default ");
+            print_number(number_in(o), o->kind);
+            if (!isnan(o->quick)) {
+                printf(", --quick ");
+                print_number(o->quick, o->kind);
             }
-            printf("\n");
+            printf(")");
         }
+        printf("\n");
     }
     printf("\nexit codes:\n");
     for (int code = EXIT_OK; code <= EXIT_NOT_OBSERVED; code++)
         printf("  %d  %s\n", code, exit_code_meaning(code));
+}
+
+/* One line per setting, "--name value", in the order of --help. */
+static void print_settings(const program_info *prog, const option *common)
+{
+    int n = N_COMMON + count_options(prog->options);
+    printf("%s would run with:\n", prog->name);
+    for (int i = 0; i < n; i++) {
+        const option *o = nth(common, prog, i);
+        if (o->value == &help_requested || o->value == &dry_run)
+            continue;
+        printf("  --%s ", o->name);
+        if (is_number(o))
+            print_number(number_in(o), o->kind);
+        else if (o->kind == OPT_FLAG)
+            printf("%s", *(int *)o->value ? "on" : "off");
+        else
+            printf("%s", *(const char **)o->value ? *(const char **)o->value : "(none)");
+        printf("\n");
+    }
 }
 
 static void fail_range(const option *o, const char *text)
@@ -109,6 +150,14 @@ static int plain_number(const char *text, int integer)
     return digits > 0 && *c == '\0';
 }
 
+static void set_number(const option *o, double v)
+{
+    if (o->kind == OPT_INT)
+        *(int *)o->value = (int)v;
+    else
+        *(double *)o->value = v;
+}
+
 /* Converts text to the option's kind, or exits naming the option. */
 static void store_number(const option *o, const char *text)
 {
@@ -127,86 +176,31 @@ static void store_number(const option *o, const char *text)
     }
     if (end == text || *end != '\0' || errno == ERANGE || v < o->min || v > o->max)
         fail_range(o, text);
-    if (o->kind == OPT_INT)
-        *(int *)o->value = (int)v;
-    else
-        *(double *)o->value = v;
+    set_number(o, v);
 }
 
-/* The trace is written as FILE.partial and renamed when complete (see
- * timeline.c). Should the run be stopped (Ctrl-C, kill) while that file
- * exists, it is removed on the way out: an interrupted run leaves nothing
- * behind. A signal the caller chose to ignore (nohup, a background job)
- * stays ignored. */
-static char *trace_partial;
-
-static void remove_partial_then_stop(int sig)
+/* The index of --name in both tables, or -1. */
+static int find(const char *name, size_t len, const option *common, const program_info *prog)
 {
-    unlink(trace_partial); /* async-signal-safe; fails harmlessly if not there */
-    raise(sig);            /* SA_RESETHAND: now with the default action, ending the program */
-}
-
-static void clean_up_when_interrupted(void)
-{
-    static const int signals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
-    for (size_t i = 0; i < sizeof signals / sizeof signals[0]; i++) {
-        struct sigaction now, sa;
-        if (sigaction(signals[i], NULL, &now) != 0 || now.sa_handler == SIG_IGN)
-            continue;
-        memset(&sa, 0, sizeof sa);
-        sa.sa_handler = remove_partial_then_stop;
-        sa.sa_flags = SA_RESETHAND;
-        sigemptyset(&sa.sa_mask);
-        sigaction(signals[i], &sa, NULL);
+    int n = N_COMMON + count_options(prog->options);
+    for (int i = 0; i < n; i++) {
+        const char *candidate = nth(common, prog, i)->name;
+        if (strlen(candidate) == len && strncmp(candidate, name, len) == 0)
+            return i;
     }
-}
-
-/* A trace is written at the end of a run: find out now, before any GPU
- * work, whether it can be. The file is written under a temporary name and
- * renamed when complete, so the probe uses that name too. */
-static void check_trace_path(const char *path)
-{
-    size_t len = strlen(path);
-    int json = len > 5 && strcmp(path + len - 5, ".json") == 0;
-    int tsv = len > 4 && strcmp(path + len - 4, ".tsv") == 0;
-    struct stat st;
-    if (!json && !tsv)
-        fail_usage("--trace FILE must end in .json (Chrome trace) or .tsv (raw records), "
-                   "got '%s'", path);
-    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
-        fail_usage("--trace %s is a folder: name a file in it, e.g. %s/trace.json", path, path);
-    trace_partial = xmalloc(len + sizeof ".partial");
-    sprintf(trace_partial, "%s.partial", path);
-    FILE *f = fopen(trace_partial, "w");
-    if (!f)
-        fail_usage("--trace %s cannot be written: %s", path, strerror(errno));
-    fclose(f);
-    remove(trace_partial);
-    clean_up_when_interrupted();
-}
-
-static const option *find(const char *name, size_t len, const option *common,
-                          const program_info *prog)
-{
-    for (int i = 0; i < N_COMMON; i++)
-        if (strlen(common[i].name) == len && strncmp(common[i].name, name, len) == 0)
-            return &common[i];
-    for (int i = 0; i < prog->n_options; i++)
-        if (strlen(prog->options[i].name) == len && strncmp(prog->options[i].name, name, len) == 0)
-            return &prog->options[i];
-    return NULL;
+    return -1;
 }
 
 void options_parse(int argc, char **argv, const program_info *prog, common_options *c)
 {
     option common[N_COMMON];
+    int n = N_COMMON + count_options(prog->options);
+    char *given = xmalloc((size_t)n);
+    memset(given, 0, (size_t)n);
     program_name = prog->name;
-    c->device = 0;
-    c->quick = c->csv = c->json = 0;
-    c->reps = prog->default_reps;
-    c->trace = NULL;
-    c->timeline = 0;
-    table_of_common(common, c);
+    memset(c, 0, sizeof *c);
+    c->reps = prog->reps;
+    table_of_common(common, c, prog);
 
     /* --help wins over any mistake beside it: someone asking for help is
      * usually in the middle of getting the rest wrong. */
@@ -223,9 +217,11 @@ void options_parse(int argc, char **argv, const program_info *prog, common_optio
         const char *name = a + 2;
         const char *eq = strchr(name, '=');
         size_t len = eq ? (size_t)(eq - name) : strlen(name);
-        const option *o = find(name, len, common, prog);
-        if (!o)
+        int k = find(name, len, common, prog);
+        if (k < 0)
             fail_usage("unknown option '%.*s' (see --help)", (int)(len + 2), a);
+        const option *o = nth(common, prog, k);
+        given[k] = 1;
         if (o->kind == OPT_FLAG) {
             if (eq)
                 fail_usage("--%s takes no value (got '%s')", o->name, eq + 1);
@@ -246,15 +242,28 @@ void options_parse(int argc, char **argv, const program_info *prog, common_optio
     }
     if (c->csv && c->json)
         fail_usage("--csv and --json cannot be used together: choose one output format");
-    if (c->trace)
-        check_trace_path(c->trace);
+    /* --quick changes defaults, never a value the user chose. */
+    for (int i = 0; c->quick && i < n; i++) {
+        const option *o = nth(common, prog, i);
+        if (!given[i] && is_number(o) && !isnan(o->quick))
+            set_number(o, o->quick);
+    }
+    free(given);
+    if (prog->check_options)
+        prog->check_options();
+    if (dry_run) {
+        print_settings(prog, common);
+        exit(EXIT_OK);
+    }
 }
 
-int option_given(int argc, char **argv, const char *name)
+double option_number(const program_info *prog, const char *name, const option **o)
 {
-    size_t len = strlen(name);
-    for (int i = 1; i < argc; i++)
-        if (strncmp(argv[i], name, len) == 0 && (argv[i][len] == '\0' || argv[i][len] == '='))
-            return 1;
-    return 0;
+    int n = count_options(prog->options);
+    for (int i = 0; i < n; i++)
+        if (strcmp(prog->options[i].name, name) == 0 && is_number(&prog->options[i])) {
+            *o = &prog->options[i];
+            return number_in(*o);
+        }
+    fail_wrong("%s has no numeric option --%s", prog->name, name);
 }

@@ -1,10 +1,13 @@
 /* Command-line options: one table per program, --help generated from it.
  *
  * Every program accepts the common options (--help, --device, --quick,
- * --reps, --csv, --json) and lists its own in a table of `option`. Numbers
- * are range-checked here, so a lab never sees a value it did not allow. */
+ * --reps, --csv, --json, --trace, --timeline, --dry-run) and lists its own in
+ * a table of `option` that ends with {NULL}. Numbers are range-checked here,
+ * so a program never sees a value it did not allow. */
 #ifndef STREAMLAB_OPTIONS_H
 #define STREAMLAB_OPTIONS_H
+
+#include <math.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -17,6 +20,9 @@ enum option_kind {
     OPT_STRING, /* any text, stored as a const char * into argv */
 };
 
+/* An option's `quick` when --quick leaves it at its default. */
+#define NO_QUICK NAN
+
 typedef struct {
     const char *name;      /* long name without the leading "--" */
     enum option_kind kind;
@@ -24,16 +30,39 @@ typedef struct {
                               const char ** for OPT_STRING;
                               the value it holds before parsing is the default */
     double min, max;       /* accepted range of a number, inclusive */
+    double quick;          /* its value under --quick unless the user gave it; NO_QUICK */
     const char *arg;       /* the value's name in --help, e.g. "MS" */
     const char *help;      /* one line */
 } option;
 
+/* What a lab needs of the GPU to show its effect; lab_begin() exits 3 with
+ * the reason when this GPU or this environment lacks one. */
+enum lab_needs {
+    NEEDS_CONCURRENT_KERNELS = 1 << 0, /* kernels of different streams run together */
+    NEEDS_COPY_ENGINE = 1 << 1,        /* copies run beside kernels */
+    NEEDS_OVERLAP = 1 << 2,            /* CUDA_LAUNCH_BLOCKING not set */
+    NEEDS_PRIORITIES = 1 << 3,         /* a range of stream priorities */
+    NEEDS_HOST_REGISTER = 1 << 4,      /* cudaHostRegister works here */
+};
+
+/* A program: its name, its options and what lab_begin() checks before any
+ * GPU work. Written with designated initializers; fields left out are 0. */
 typedef struct {
-    const char *name;         /* "lab00": used in messages and in the report */
-    const char *title;        /* one line: what the program shows */
-    const option *options;    /* the program's own options; may be NULL */
-    int n_options;
-    int default_reps;         /* --reps when not given */
+    const char *name;       /* "lab04": used in messages and in the report */
+    const char *title;      /* one line: what the program shows */
+    const char *handout;    /* where the lesson is explained: the report points there */
+    const option *options;  /* the program's own options, ending with {NULL}; may be NULL */
+    int reps;               /* --reps when not given */
+    int quick_reps;         /* --reps under --quick when not given; 0: as without */
+    unsigned needs;         /* enum lab_needs, or-ed */
+    /* The free-memory guard: the option that sets the run's size on the GPU
+     * and the device bytes per unit of it. A size that needs more than half
+     * of the memory free now is a usage error naming the accepted range. */
+    const char *memory_option;
+    double memory_per_unit;
+    /* Rules between options that the table cannot state (one value at most
+     * another, say): called after parsing, calls fail_usage() on a mistake. */
+    void (*check_options)(void);
 } program_info;
 
 typedef struct {
@@ -48,14 +77,18 @@ typedef struct {
 
 #define REPS_MAX 10000
 
-/* Parses argv into *common and the program's table. Prints help and exits 0
- * on --help; prints one line naming the option and exits EXIT_USAGE on any
- * mistake. Sets program_name. */
+/* Parses argv into *common and the program's table, then applies --quick to
+ * the options the user did not give: a value typed on the command line is
+ * never changed. Prints help and exits 0 on --help; prints the settings the
+ * run would use and exits 0 on --dry-run, before any GPU work; prints one
+ * line naming the option and exits EXIT_USAGE on any mistake. Sets
+ * program_name. */
 void options_parse(int argc, char **argv, const program_info *prog, common_options *common);
 
-/* 1 when argv holds --name as given ("--reps"), alone or as --name=value:
- * lets --quick shrink a default without overriding a value the user typed. */
-int option_given(int argc, char **argv, const char *name);
+/* The value of the program's option `name` (without "--") as a number, and
+ * its table entry in *o. Exits when there is no such option: a typo in a
+ * program, not the user's mistake. */
+double option_number(const program_info *prog, const char *name, const option **o);
 
 #ifdef __cplusplus
 }

@@ -15,6 +15,7 @@ enum format { FORMAT_TEXT, FORMAT_CSV, FORMAT_JSON };
 
 typedef struct {
     char *variant, *metric, *unit;
+    char *model;            /* a prediction's formula, else NULL */
     double value;
     int has_stats;
     stats s;
@@ -23,6 +24,9 @@ typedef struct {
 typedef struct {
     char *name, *detail;
     int ok;
+    const verdict *v;       /* a verdict's declaration, else NULL (a check) */
+    double value;           /* the number a verdict read */
+    char *limit;            /* "at least 90%" */
 } item;
 
 typedef struct {
@@ -37,7 +41,14 @@ struct report {
     device_info device;
     list params, measurements, predictions; /* of row */
     list checks, verdicts;                  /* of item */
-    char *hint;
+    int others_listed;   /* other processes the driver listed on the GPU; -1: not told */
+};
+
+/* The verdict report_sharing() adds when another process used the GPU. */
+static const verdict GPU_NOT_SHARED = {
+    "gpu_not_shared", -INFINITY, SHARED_FRACTION_MIN, "%",
+    "another process was using this GPU (see nvidia-smi): the GPU takes turns between "
+    "processes, so this run's timings are not its own. Run it again when the GPU is idle",
 };
 
 static void *push(list *l, size_t size)
@@ -53,6 +64,8 @@ static void *push(list *l, size_t size)
 
 static char *copy(const char *s)
 {
+    if (!s)
+        return NULL;
     char *c = xmalloc(strlen(s) + 1);
     strcpy(c, s);
     return c;
@@ -150,6 +163,8 @@ static void json_rows(const char *key, const list *l)
         json_key("metric"), json_string(w->metric), putchar(',');
         json_key("value"), json_number(w->value), putchar(',');
         json_key("unit"), json_string(w->unit);
+        if (w->model)
+            putchar(','), json_key("model"), json_string(w->model);
         if (w->has_stats) {
             const stats *s = &w->s;
             printf(",");
@@ -176,7 +191,18 @@ static void json_items(const char *key, const char *okname, const list *l)
         printf("%s\n    {", i ? "," : "");
         json_key("name"), json_string(items[i].name), putchar(',');
         json_key(okname), fputs(items[i].ok ? "true" : "false", stdout), putchar(',');
-        json_key("detail"), json_string(items[i].detail), putchar('}');
+        json_key("detail"), json_string(items[i].detail);
+        if (items[i].v) {
+            putchar(','), json_key("value"), json_number(items[i].value);
+            putchar(','), json_key("unit"), json_string(items[i].v->unit);
+            putchar(','), json_key("limit"), json_string(items[i].limit);
+            putchar(','), json_key("hint");
+            if (items[i].ok)
+                fputs("null", stdout);
+            else
+                json_string(items[i].v->hint);
+        }
+        putchar('}');
     }
     fputs(l->n ? "\n  ]" : "]", stdout);
 }
@@ -209,6 +235,7 @@ report *report_begin(const program_info *prog, const common_options *opt, const 
     report *r = xmalloc(sizeof *r);
     memset(r, 0, sizeof *r);
     r->prog = prog;
+    r->others_listed = -1;
     r->format = opt->csv ? FORMAT_CSV : opt->json ? FORMAT_JSON : FORMAT_TEXT;
     if (d) {
         r->has_device = 1;
@@ -221,6 +248,8 @@ report *report_begin(const program_info *prog, const common_options *opt, const 
                    "runtime %d.%d\n", d->index, d->name, d->cc_major, d->cc_minor,
                    d->sm_count, d->driver_version / 1000, d->driver_version % 1000 / 10,
                    d->runtime_version / 1000, d->runtime_version % 1000 / 10);
+        if (prog->handout)
+            printf("the model, and what each line means: %s\n", prog->handout);
     } else if (r->format == FORMAT_CSV) {
         puts("lab,variant,metric,value,unit");
         if (d) {
@@ -357,30 +386,34 @@ void report_stats(report *r, const char *variant, const char *metric, const stat
                format_value(hi, sizeof hi, s->p95), s->n);
 }
 
-void report_compare(report *r, const char *variant, const char *metric, double predicted,
-                    const stats *measured, const char *unit)
+void report_compare(report *r, const char *variant, const char *metric, const char *model,
+                    double predicted, const stats *measured, const char *unit)
 {
     char p[32], m[32], lo[32], hi[32];
     char pmetric[128];
     snprintf(pmetric, sizeof pmetric, "predicted_%s", metric);
-    add_row(&r->predictions, variant, metric, predicted, unit);
+    row *pw = add_row(&r->predictions, variant, metric, predicted, unit);
+    pw->model = copy(model);
     row *w = add_row(&r->measurements, variant, metric, measured->median, unit);
     w->has_stats = 1;
     w->s = *measured;
     if (r->format == FORMAT_CSV) {
         csv_row(r, variant, pmetric, predicted, unit);
+        snprintf(pmetric, sizeof pmetric, "model_%s", metric);
+        csv_text_row(r, variant, pmetric, model);
         csv_stats(r, variant, metric, measured, unit);
     } else if (r->format == FORMAT_TEXT) {
-        printf("  %-22s %-17s predicted %9s  measured %9s %-6s x%.2f  (p5 %s, p95 %s)\n",
+        printf("  %-22s %-17s predicted %9s  measured %9s %-6s x%.2f  (p5 %s, p95 %s)  = %s\n",
                variant, metric, format_value(p, sizeof p, predicted),
                format_value(m, sizeof m, measured->median), unit,
                predicted != 0 ? measured->median / predicted : NAN,
-               format_value(lo, sizeof lo, measured->p5), format_value(hi, sizeof hi, measured->p95));
+               format_value(lo, sizeof lo, measured->p5), format_value(hi, sizeof hi, measured->p95),
+               model);
     }
 }
 
-static void add_item(report *r, list *l, const char *kind, const char *name, int ok,
-                     const char *fmt, va_list ap)
+static item *add_item(report *r, list *l, const char *kind, const char *name, int ok,
+                      const char *fmt, va_list ap)
 {
     item *it = push(l, sizeof *it);
     it->name = copy(name);
@@ -388,35 +421,65 @@ static void add_item(report *r, list *l, const char *kind, const char *name, int
     it->detail = vformat(fmt, ap);
     if (r->format == FORMAT_CSV)
         csv_row(r, kind, name, ok, kind[0] == 'c' ? "pass" : "observed");
-    else if (r->format == FORMAT_TEXT && kind[0] == 'c')
-        printf("  %-6s %s: %s\n", ok ? "[ok]" : "[FAIL]", name, it->detail);
-    else if (r->format == FORMAT_TEXT)
-        printf("  observed: %-3s %s: %s\n", ok ? "yes" : "NO", name, it->detail);
+    return it;
 }
 
 void report_check(report *r, const char *name, int passed, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    add_item(r, &r->checks, "check", name, passed, fmt, ap);
+    item *it = add_item(r, &r->checks, "check", name, passed, fmt, ap);
     va_end(ap);
+    if (r->format == FORMAT_TEXT)
+        printf("  %-6s %s: %s\n", passed ? "[ok]" : "[FAIL]", name, it->detail);
 }
 
-void report_verdict(report *r, const char *name, int observed, const char *fmt, ...)
+void report_tally(report *r, const char *name, const tally *t, const char *what)
 {
-    va_list ap;
-    va_start(ap, fmt);
-    add_item(r, &r->verdicts, "verdict", name, observed, fmt, ap);
-    va_end(ap);
+    if (t->wrong)
+        report_check(r, name, 0, "%zu of %zu %s; the first: element %zu%s%s", t->wrong,
+                     t->checked, what, t->first_wrong, t->first_where ? " in " : "",
+                     t->first_where ? t->first_where : "");
+    else
+        report_check(r, name, t->checked > 0, "%zu of %zu %s", t->wrong, t->checked, what);
 }
 
-void report_hint(report *r, const char *fmt, ...)
+/* A limit as the verdict line prints it: "at least 90%", "-2% to 2%". */
+static char *limit_text(const verdict *v)
 {
+    int percent = strcmp(v->unit, "%") == 0, ratio = strcmp(v->unit, "x") == 0;
+    double k = percent ? 100 : 1;
+    char lo[32], hi[32], *s = NULL;
+    const char *space = percent || ratio ? "" : " ", *unit = ratio ? "x" : v->unit;
+    format_value(lo, sizeof lo, v->min * k);
+    format_value(hi, sizeof hi, v->max * k);
+    int ok = isinf(v->max)   ? asprintf(&s, "at least %s%s%s", lo, space, unit)
+             : isinf(v->min) ? asprintf(&s, "at most %s%s%s", hi, space, unit)
+                             : asprintf(&s, "%s%s%s to %s%s%s", lo, space, unit, hi, space, unit);
+    if (ok < 0)
+        fail_cannot_run("out of host memory in the report");
+    return s;
+}
+
+int report_verdict(report *r, const verdict *v, double value, const char *fmt, ...)
+{
+    int observed = value >= v->min && value <= v->max; /* NaN: not observed */
     va_list ap;
     va_start(ap, fmt);
-    free(r->hint);
-    r->hint = vformat(fmt, ap);
+    item *it = add_item(r, &r->verdicts, "verdict", v->name, observed, fmt, ap);
     va_end(ap);
+    it->v = v;
+    it->value = value;
+    it->limit = limit_text(v);
+    if (r->format == FORMAT_CSV) {
+        char metric[96];
+        snprintf(metric, sizeof metric, "%s_value", v->name);
+        csv_row(r, "verdict", metric, value, v->unit);
+    } else if (r->format == FORMAT_TEXT) {
+        printf("  observed: %-3s %s: %s (limit: %s)\n", observed ? "yes" : "NO", v->name,
+               it->detail, it->limit);
+    }
+    return observed;
 }
 
 static int all_ok(const list *l)
@@ -435,6 +498,7 @@ static void free_rows(list *l)
         free(rows[i].variant);
         free(rows[i].metric);
         free(rows[i].unit);
+        free(rows[i].model);
     }
     free(rows);
 }
@@ -445,8 +509,19 @@ static void free_items(list *l)
     for (int i = 0; i < l->n; i++) {
         free(items[i].name);
         free(items[i].detail);
+        free(items[i].limit);
     }
     free(items);
+}
+
+/* The verdict whose hint leads: the GPU's sharing, else the first not observed. */
+static const item *first_not_observed(const report *r)
+{
+    const item *items = r->verdicts.items, *first = NULL;
+    for (int i = r->verdicts.n - 1; i >= 0; i--)
+        if (!items[i].ok && (!first || first->v != &GPU_NOT_SHARED))
+            first = &items[i];
+    return first;
 }
 
 static void print_json(const report *r, int code)
@@ -473,12 +548,12 @@ static void print_json(const report *r, int code)
     json_rows("predictions", &r->predictions), printf(",\n  ");
     json_items("checks", "passed", &r->checks), printf(",\n  ");
     json_key("verdict");
-    int observed = all_ok(&r->verdicts);
-    printf("{\"observed\":%s,", observed ? "true" : "false");
+    const item *first = first_not_observed(r);
+    printf("{\"observed\":%s,", first ? "false" : "true");
     /* The likely reason is for an effect not observed, as in the text. */
     json_key("hint");
-    if (r->hint && !observed)
-        json_string(r->hint);
+    if (first)
+        json_string(first->v->hint);
     else
         fputs("null", stdout);
     printf(",\n  ");
@@ -500,49 +575,49 @@ static const char *processes_text(char *buf, size_t size, int n)
     return buf;
 }
 
-/* A lab's timings are its own only if nothing else ran on the GPU meanwhile.
- * The GPU was probed as the program started (device_select) and is probed
- * again now. Shared at either moment: a "no" verdict of its own, so the run
- * ends with EXIT_NOT_OBSERVED and this reason, never with an "observed" that
- * another process's work may have made or marred. Not shared, but the driver
- * lists other processes and some verdict is "no": they lead the likely reasons. */
-static void judge_sharing(report *r)
+/* A lab's timings are its own only if nothing else ran on the GPU meanwhile. */
+void report_sharing(report *r, const gpu_sharing *start, const gpu_sharing *end)
 {
-    if (!r->has_device)
-        return;
-    const gpu_sharing *start = &r->device.sharing;
-    gpu_sharing end;
-    device_sharing_now(&end);
-    int others = start->other_processes > end.other_processes ? start->other_processes
-                                                               : end.other_processes;
     char listed[96];
-    processes_text(listed, sizeof listed, others);
-    char *lab_hint = r->hint;
-    r->hint = NULL;
-    if (gpu_was_shared(start) || gpu_was_shared(&end)) {
-        report_section(r, "Was the GPU this program's alone?");
-        report_verdict(r, "gpu_not_shared", 0, "the GPU ran other work for %.1f of %.1f ms "
-                       "around a probe kernel at the start and %.1f of %.1f ms at the end "
-                       "(limit: under %.0f%% and %.0f ms); %s", start->lost_ms, start->probe_ms,
-                       end.lost_ms, end.probe_ms, SHARED_FRACTION_MIN * 100, SHARED_MS_MIN,
-                       listed);
-        report_hint(r, "another process was using this GPU (%s; see nvidia-smi): the GPU "
-                    "takes turns between processes, so this run's timings are not its own. "
-                    "Run it again when the GPU is idle%s%s", listed,
-                    lab_hint ? ". If it was idle: " : "", lab_hint ? lab_hint : "");
-    } else if (others > 0 && !all_ok(&r->verdicts)) {
-        report_hint(r, "%s (see nvidia-smi): if they were working during the run, they took "
-                    "part of the GPU%s%s", listed, lab_hint ? ". Otherwise: " : "",
-                    lab_hint ? lab_hint : "");
-    } else if (lab_hint) {
-        report_hint(r, "%s", lab_hint);
-    }
-    free(lab_hint);
+    r->others_listed = start->other_processes > end->other_processes ? start->other_processes
+                                                                      : end->other_processes;
+    if (!gpu_was_shared(start) && !gpu_was_shared(end))
+        return;
+    double at_start = start->probe_ms > 0 ? start->lost_ms / start->probe_ms : 0;
+    double at_end = end->probe_ms > 0 ? end->lost_ms / end->probe_ms : 0;
+    report_section(r, "Was the GPU this program's alone?");
+    report_verdict(r, &GPU_NOT_SHARED, at_start > at_end ? at_start : at_end,
+                   "the GPU ran other work for %.1f of %.1f ms around a probe kernel at the "
+                   "start and %.1f of %.1f ms at the end (and at least %.0f ms); %s",
+                   start->lost_ms, start->probe_ms, end->lost_ms, end->probe_ms, SHARED_MS_MIN,
+                   processes_text(listed, sizeof listed, r->others_listed));
+}
+
+/* Prints "likely reason for NAME: HINT" for each verdict not observed, the
+ * GPU's sharing first (when it was shared, that is the most likely reason),
+ * then what else the report knows of the machine that could explain it. */
+static void print_hints(const report *r)
+{
+    const item *items = r->verdicts.items;
+    char listed[96];
+    int shared = 0;
+    for (int pass = 0; pass < 2; pass++)
+        for (int i = 0; i < r->verdicts.n; i++) {
+            int sharing = items[i].v == &GPU_NOT_SHARED;
+            shared |= sharing;
+            if (!items[i].ok && sharing == (pass == 0))
+                printf("likely reason for %s: %s\n", items[i].name, items[i].v->hint);
+        }
+    if (!shared && r->others_listed > 0)
+        printf("note: %s (see nvidia-smi): if they were working during the run, they took "
+               "part of the GPU\n", processes_text(listed, sizeof listed, r->others_listed));
+    if (r->has_device && r->device.launch_blocking)
+        printf("note: CUDA_LAUNCH_BLOCKING=1 is set: every launch returns only when its "
+               "kernel has finished, so nothing overlaps and no host call returns early\n");
 }
 
 int report_finish(report *r)
 {
-    judge_sharing(r);
     int code = !all_ok(&r->checks)     ? EXIT_WRONG_RESULTS
                : !all_ok(&r->verdicts) ? EXIT_NOT_OBSERVED
                                        : EXIT_OK;
@@ -552,8 +627,8 @@ int report_finish(report *r)
         csv_row(r, "result", "exit_code", code, "code");
     } else {
         printf("\nresult: %s (exit %d)\n", exit_code_meaning(code), code);
-        if (code == EXIT_NOT_OBSERVED && r->hint)
-            printf("likely reason: %s\n", r->hint);
+        if (code == EXIT_NOT_OBSERVED)
+            print_hints(r);
     }
     fflush(stdout);
     free_rows(&r->params);
@@ -561,7 +636,6 @@ int report_finish(report *r)
     free_rows(&r->predictions);
     free_items(&r->checks);
     free_items(&r->verdicts);
-    free(r->hint);
     free(r);
     return code;
 }

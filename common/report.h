@@ -4,7 +4,8 @@
  * each call prints a readable line at once; with --csv each number becomes a
  * row `lab,variant,metric,value,unit`; with --json everything is collected and
  * printed as one document by report_finish(). Narrative text is printed only
- * in the text format, so the machine formats stay parseable.
+ * in the text format, so the machine formats stay parseable. Nothing here
+ * launches GPU work.
  *
  * The exit code is derived, never chosen: report_finish() returns
  * EXIT_WRONG_RESULTS if any check failed, else EXIT_NOT_OBSERVED if any
@@ -15,6 +16,7 @@
 #include "device.h"
 #include "options.h"
 #include "stats.h"
+#include "tally.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -49,24 +51,47 @@ void report_samples(report *r, const char *variant, const char *metric, const do
 void report_fact(report *r, const char *metric, double value, const char *unit,
                  const char *fmt, ...) __attribute__((format(printf, 5, 6)));
 
-/* The model's prediction beside the measurement, and their ratio. */
-void report_compare(report *r, const char *variant, const char *metric, double predicted,
-                    const stats *measured, const char *unit);
+/* The model's prediction beside the measurement, and their ratio, on one
+ * line that ends with the model's formula ("n(h+k+d)"). */
+void report_compare(report *r, const char *variant, const char *metric, const char *model,
+                    double predicted, const stats *measured, const char *unit);
 
 /* A correctness check: results verified, bytes intact. A failed check makes
  * the exit code EXIT_WRONG_RESULTS. */
 void report_check(report *r, const char *name, int passed, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
-/* Whether the lab's effect was observed, with the numbers behind it. */
-void report_verdict(report *r, const char *name, int observed, const char *fmt, ...)
+/* The check of a tally: "N of M <what>", passed when nothing was wrong and
+ * something was checked; the first wrong result is named when there is one. */
+void report_tally(report *r, const char *name, const tally *t, const char *what);
+
+/* A demonstration's verdict, declared once, beside the lesson it judges:
+ * the number it reads, the range in which the effect counts as observed
+ * (-INFINITY or INFINITY for an open end), how that number prints ("%": a
+ * fraction shown as a percentage; "x": a ratio; else a unit), and the likely
+ * reason to print when it is not observed. */
+typedef struct {
+    const char *name;
+    double min, max;
+    const char *unit;
+    const char *hint;
+} verdict;
+
+/* Judges v->min <= value <= v->max, prints "observed: yes/NO name: <detail>
+ * (limit: ...)" and returns 1 when observed. The hints of the verdicts that
+ * failed are printed by report_finish(). */
+int report_verdict(report *r, const verdict *v, double value, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
-/* The likely reason, printed when some verdict is "no" (a busy GPU, say). */
-void report_hint(report *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Was the GPU this program's alone? Given sharing_probe()'s measurements at
+ * the start and the end of the run: shared at either moment is a "no"
+ * verdict of its own (gpu_not_shared), whose hint leads the likely reasons,
+ * so a shared GPU can never make or mar an "observed". Not shared, but the
+ * driver lists other processes: a note beside any failed verdict. */
+void report_sharing(report *r, const gpu_sharing *start, const gpu_sharing *end);
 
-/* Prints the JSON document or the closing line, frees the report and
- * returns the exit code. */
+/* Prints the JSON document, or the closing line and the hints of the
+ * verdicts not observed; frees the report and returns the exit code. */
 int report_finish(report *r);
 
 /* Numbers as the text report prints them: about four significant digits. */

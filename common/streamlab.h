@@ -1,13 +1,71 @@
-/* Everything a streamlab program includes: one line at the top of each lab. */
+/* streamlab: everything a lab can call, on one page, in the order a lab
+ * uses it. One #include at the top of each program; each header below says
+ * more.
+ *
+ * THE PROGRAM (options.h)
+ *   option t[] = {{"batches", OPT_INT, &batches, 2, 1024, 8, "N", "help"}, ..., {NULL}};
+ *                   a lab's own options: name, kind, variable (its default),
+ *                   min, max, the --quick value (or NO_QUICK), --help text
+ *   program_info    .name .title .handout .options .reps .quick_reps .needs (NEEDS_*)
+ *                   .memory_option .memory_per_unit .check_options
+ *
+ * THE RUN (lab.h)
+ *   lab_begin(&run, argc, argv, &program)   options, GPU, guards, report, trace
+ *   ... the lesson: run.opt, run.dev, run.r ...
+ *   lab_pinned, lab_pageable, lab_device, lab_stream(s), lab_event, lab_timer
+ *                                           what the run owns: lab_end() releases it
+ *   return lab_end(&run);                   trace, sharing, verdicts, exit code
+ *
+ * THE GPU (device.h)
+ *   run.dev.sm_count, .async_engines, .priority_greatest, .pcie_gen, ...
+ *   pcie_raw_gbps(gen, width)               what the link's wires carry
+ *
+ * TIMING (timing.h, stats.h)
+ *   event_timer_create/start/stop/ms/destroy   device events in the work's stream
+ *   host_time_ms()                          the host's monotonic clock
+ *   event_finished(e)                       has the GPU passed e? without waiting
+ *   events_seen_ms(events, n, seen)         when the host saw each one passed
+ *   measure(fn, ctx, warmup, reps)          warm-up, then reps samples: a stats
+ *   measure_issued(fn, ctx, stream, k, warmup, reps)   events around k issues, per issue
+ *   measure_several(fn, ctx, k, warmup, reps, out, samples)   k numbers per run
+ *   stats_of(samples, n), stats_over(k, &s), stats_percentile(samples, n, p)
+ *
+ * CHECKING RESULTS (tally.h; the verifiers are in kernels.h)
+ *   tally t = {0}; t.where = "serial";      count what was checked and wrong
+ *   verify_affine(in, out, n, steps, &t), verify_equal_u32(got, want, n, &t)
+ *
+ * THE REPORT (report.h), in lesson order
+ *   report_section(r, "(a) Serial")         a heading
+ *   report_param, report_fact               the inputs, and facts about the GPU
+ *   report_stats, report_value, report_samples    what was measured
+ *   report_compare(r, variant, metric, "n(h+k+d)", predicted, &measured, unit)
+ *                                           the model beside the measurement
+ *   report_tally(r, "outputs_verified", &t, "outputs differ from the CPU reference")
+ *   report_check(r, name, passed, fmt, ...) any other correctness check
+ *   static const verdict V = {name, min, max, unit, hint};
+ *   report_verdict(r, &V, value, fmt, ...)  was the effect observed?
+ *   report_text(r, fmt, ...)                one line pointing to the handout
+ *
+ * THE TIMELINE (timeline.h)
+ *   timeline_name_stream(s, "stream 1")     names it in traces and Nsight Systems
+ *   timeline_span_begin("serial") ... timeline_span_end()   a variant's span
+ *
+ * ERRORS (check.h, exitcodes.h)
+ *   CUDA_CHECK(call), CHECK_LAUNCH()        every CUDA call and launch, checked
+ *   fail_usage, fail_cannot_run, fail_wrong     exit 2, 3, 1 with one line
+ *   xmalloc(bytes)                          malloc that never returns NULL
+ */
 #ifndef STREAMLAB_H
 #define STREAMLAB_H
 
 #include "check.h"
 #include "device.h"
 #include "exitcodes.h"
+#include "lab.h"
 #include "options.h"
 #include "report.h"
 #include "stats.h"
+#include "tally.h"
 #include "timeline.h"
 #include "timing.h"
 

@@ -12,11 +12,70 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <unistd.h>
+#include <errno.h>
 
 static int active;
 static trace recorded;
+
+/* The trace is written as FILE.partial and renamed when complete: an
+ * interrupted run never leaves a half-written trace under the name asked
+ * for. Should the run be stopped (Ctrl-C, kill) while that file exists, it
+ * is removed on the way out. */
+static char *trace_partial;
+
+static void remove_partial_then_stop(int sig)
+{
+    unlink(trace_partial); /* async-signal-safe; fails harmlessly if not there */
+    raise(sig);            /* SA_RESETHAND: now with the default action, ending the program */
+}
+
+/* A signal the caller chose to ignore (nohup, a background job) stays ignored. */
+static void clean_up_when_interrupted(void)
+{
+    static const int signals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+    for (size_t i = 0; i < sizeof signals / sizeof signals[0]; i++) {
+        struct sigaction now, sa;
+        if (sigaction(signals[i], NULL, &now) != 0 || now.sa_handler == SIG_IGN)
+            continue;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = remove_partial_then_stop;
+        sa.sa_flags = SA_RESETHAND;
+        sigemptyset(&sa.sa_mask);
+        sigaction(signals[i], &sa, NULL);
+    }
+}
+
+static int ends_with(const char *s, const char *end)
+{
+    size_t n = strlen(s), m = strlen(end);
+    return n > m && strcmp(s + n - m, end) == 0;
+}
+
+/* The file is written under its temporary name, so the check uses that name too. */
+void timeline_prepare(const common_options *opt)
+{
+    const char *path = opt->trace;
+    struct stat st;
+    if (!path)
+        return;
+    if (!ends_with(path, ".json") && !ends_with(path, ".tsv"))
+        fail_usage("--trace FILE must end in .json (Chrome trace) or .tsv (raw records), "
+                   "got '%s'", path);
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+        fail_usage("--trace %s is a folder: name a file in it, e.g. %s/trace.json", path, path);
+    trace_partial = xmalloc(strlen(path) + sizeof ".partial");
+    sprintf(trace_partial, "%s.partial", path);
+    FILE *f = fopen(trace_partial, "w");
+    if (!f)
+        fail_usage("--trace %s cannot be written: %s", path, strerror(errno));
+    fclose(f);
+    remove(trace_partial);
+    clean_up_when_interrupted();
+}
 
 static void name_stream_for_profilers(cudaStream_t stream, const char *name)
 {
@@ -247,24 +306,18 @@ static int terminal_width(void)
     return w < 60 ? 60 : w > 400 ? 400 : w;
 }
 
-/* Written under a temporary name and renamed when complete: an interrupted
- * run never leaves a half-written trace under the name asked for. */
+/* Under the temporary name timeline_prepare() checked, then renamed. */
 static void write_trace(const char *path)
 {
-    size_t len = strlen(path);
-    char *partial = xmalloc(len + sizeof ".partial");
-    sprintf(partial, "%s.partial", path);
-    FILE *f = fopen(partial, "w");
+    FILE *f = fopen(trace_partial, "w");
     if (!f)
         fail_usage("--trace %s cannot be written", path);
-    int json = len > 5 && strcmp(path + len - 5, ".json") == 0;
-    int failed = json ? trace_write_chrome(&recorded, program_name, f)
-                      : trace_write_records(&recorded, f);
-    if (fclose(f) != 0 || failed || rename(partial, path) != 0) {
-        remove(partial);
+    int failed = ends_with(path, ".json") ? trace_write_chrome(&recorded, program_name, f)
+                                          : trace_write_records(&recorded, f);
+    if (fclose(f) != 0 || failed || rename(trace_partial, path) != 0) {
+        remove(trace_partial);
         fail_cannot_run("writing the trace %s failed", path);
     }
-    free(partial);
 }
 
 void timeline_finish(report *r, const common_options *opt)

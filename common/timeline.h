@@ -7,11 +7,10 @@
  * unless a profiler such as Nsight Systems is attached: timings are
  * unchanged.
  *
- * A lab names its streams and brackets each variant:
- *     timeline_start(&opt);
+ * lab_begin() and lab_end() (lab.h) prepare, start and finish it; a lab
+ * names its streams and brackets each variant:
  *     timeline_name_stream(s, "copy A");
  *     timeline_span_begin("serial");  ...work...  timeline_span_end();
- *     timeline_finish(r, &opt);       (before report_finish)
  */
 #ifndef STREAMLAB_TIMELINE_H
 #define STREAMLAB_TIMELINE_H
@@ -23,6 +22,11 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* With --trace FILE: checks now, before any GPU work, that FILE can be
+ * written (exits EXIT_USAGE naming it when not), and makes sure that a run
+ * stopped by Ctrl-C or kill leaves no half-written file behind. */
+void timeline_prepare(const common_options *opt);
 
 /* Begins recording when --trace or --timeline was given; time zero is now.
  * Exits with EXIT_CANNOT_RUN when this build has no CUPTI. */

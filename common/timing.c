@@ -24,6 +24,18 @@ int event_finished(cudaEvent_t e)
     return 1;
 }
 
+void events_seen_ms(const cudaEvent_t *events, int n, double *seen_ms)
+{
+    for (int i = 0; i < n; i++)
+        seen_ms[i] = 0;
+    for (int left = n; left > 0;)
+        for (int i = 0; i < n; i++)
+            if (!seen_ms[i] && event_finished(events[i])) {
+                seen_ms[i] = host_time_ms();
+                left--;
+            }
+}
+
 void event_timer_create(event_timer *t)
 {
     CUDA_CHECK(cudaEventCreate(&t->start));
@@ -64,4 +76,51 @@ stats measure(timed_fn fn, void *ctx, int warmup, int reps)
     stats s = stats_of(samples, reps);
     free(samples);
     return s;
+}
+
+typedef struct {
+    issue_fn fn;
+    void *ctx;
+    cudaStream_t stream;
+    int per_sample;
+    event_timer timer;
+} issued;
+
+static double time_issued(void *ctx)
+{
+    issued *w = ctx;
+    event_timer_start(&w->timer, w->stream);
+    for (int i = 0; i < w->per_sample; i++)
+        w->fn(w->ctx, i);
+    event_timer_stop(&w->timer, w->stream);
+    return event_timer_ms(&w->timer) / w->per_sample;
+}
+
+stats measure_issued(issue_fn fn, void *ctx, cudaStream_t stream, int per_sample, int warmup,
+                     int reps)
+{
+    issued w = {fn, ctx, stream, per_sample, {0, 0}};
+    event_timer_create(&w.timer);
+    stats s = measure(time_issued, &w, warmup, reps);
+    event_timer_destroy(&w.timer);
+    return s;
+}
+
+void measure_several(timed_k_fn fn, void *ctx, int k, int warmup, int reps, stats *out,
+                     double *samples)
+{
+    double *v = xmalloc((size_t)k * sizeof *v);
+    double *all = samples ? samples : xmalloc((size_t)k * reps * sizeof *all);
+    for (int i = 0; i < warmup; i++)
+        fn(ctx, v);
+    for (int j = 0; j < reps; j++) {
+        fn(ctx, v);
+        for (int i = 0; i < k; i++)
+            all[i * reps + j] = v[i];
+    }
+    for (int i = 0; i < k; i++)
+        out[i] = stats_of(all + i * reps, reps);
+    if (!samples)
+        free(all);
+    free(v);
 }

@@ -39,9 +39,36 @@ int event_finished(cudaEvent_t e);
  * milliseconds, timed however the caller chose. */
 typedef double (*timed_fn)(void *ctx);
 
+/* Polls until the GPU has passed each of events[0..n-1]; seen_ms[i] gets
+ * host_time_ms() at the first poll that found event i passed. Polling, not
+ * waiting, so that several events are timed on one clock at about a
+ * microsecond's resolution, whichever engine stamps them. */
+void events_seen_ms(const cudaEvent_t *events, int n, double *seen_ms);
+
 /* Runs fn `warmup` times untimed (module loading, first-touch page faults and
  * clock ramp-up stay out), then `reps` times, and summarises the samples. */
 stats measure(timed_fn fn, void *ctx, int warmup, int reps);
+
+/* Issues the i-th of a sample's operations (a copy, a launch) into the
+ * stream that measure_issued() times. */
+typedef void (*issue_fn)(void *ctx, int i);
+
+/* The time of one operation as the GPU saw it: per sample, events in
+ * `stream` around `per_sample` calls of fn, back to back, divided by
+ * per_sample (back to back, as work runs in a pipeline: the launch latency of
+ * the first is shared out instead of added to one). Warm-up, then reps. */
+stats measure_issued(issue_fn fn, void *ctx, cudaStream_t stream, int per_sample, int warmup,
+                     int reps);
+
+/* One run of work that yields k numbers at once (an upload and a download
+ * timed together; when a call returned and how long its copy took): fills
+ * v[0..k-1]. */
+typedef void (*timed_k_fn)(void *ctx, double *v);
+
+/* As measure(), for k numbers per run: out[i] summarises the i-th. With
+ * `samples` non-NULL, samples[i * reps + j] keeps the i-th number of run j. */
+void measure_several(timed_k_fn fn, void *ctx, int k, int warmup, int reps, stats *out,
+                     double *samples);
 
 #ifdef __cplusplus
 }

@@ -1,19 +1,33 @@
 /* Device code shared by the labs, and its host-side partners.
  *
- * spin_for_ns  a kernel of known duration: it busy-waits on the GPU's
- *              nanosecond clock (%globaltimer), so 20 ms means 20 ms on any
- *              GPU at any clock speed.
- * affine_work  a kernel of tunable work per element whose every output the
- *              CPU can check cheaply: `steps` rounds of x = a*x + b (mod 2^32).
- *              Composing k affine maps gives one affine map, so the CPU
- *              reference costs O(1) per element however long the GPU worked.
- * calibration  turns "a kernel of T ms" into a step count, measured here. */
+ * spin_for_ns      a kernel of known duration: it busy-waits on the GPU's
+ *                  nanosecond clock (%globaltimer), so 20 ms means 20 ms on
+ *                  any GPU at any clock speed.
+ * spin_and_log     the same, leaving a record of when it ran, so the host can
+ *                  check that every launch ran once, for its time.
+ * background_block one short spin per block, counted: a background that fills
+ *                  the GPU with many small blocks (lab05's priorities).
+ * affine_work      a kernel of tunable work per element whose every output the
+ *                  CPU can check cheaply: `steps` rounds of x = a*x + b (mod
+ *                  2^32). Composing k affine maps gives one affine map, so the
+ *                  CPU reference costs O(1) per element however long the GPU
+ *                  worked.
+ * calibration      turns "a kernel of T ms" into a step count, measured here.
+ * sharing_probe    is another process using this GPU? */
 #ifndef STREAMLAB_KERNELS_H
 #define STREAMLAB_KERNELS_H
 
 #include <stddef.h>
 #include <stdint.h>
 #include <cuda_runtime_api.h>
+#include "../common/device.h"
+#include "../common/tally.h"
+
+/* What spin_and_log leaves behind: one record per launch. */
+typedef struct {
+    unsigned long long tag;              /* the launch's own number, from a fresh random base */
+    unsigned long long start_ns, end_ns; /* %globaltimer when it began and ended */
+} launch_record;
 
 #ifdef __CUDACC__
 /* The GPU's nanosecond wall clock. Unlike clock64(), which counts SM cycles
@@ -33,11 +47,22 @@ __device__ static inline uint64_t globaltimer_ns(void)
  * every SM busy. */
 __global__ void spin_for_ns(uint64_t ns);
 
+/* <<<1, 1>>>: spins `ns` nanoseconds, then writes {tag, start, end} to *out.
+ * With ns = 0 it is a tiny operation: one thread, one store. A lab that
+ * times its first launch must not launch it before. */
+__global__ void spin_and_log(uint64_t ns, uint64_t tag, launch_record *out);
+
+/* Each block: its threads spin block_ns, then one of them adds 1 to
+ * *blocks_done, so the host can check that every block launched ran. */
+__global__ void background_block(uint64_t block_ns, unsigned long long *blocks_done);
+
 /* out[i] = `steps` rounds of x = a*x + b applied to in[i]; grid-stride loop,
  * so any grid size covers any n. a and b are arguments, not constants, so
- * the compiler cannot fold the loop away. */
+ * the compiler cannot fold the loop away. With span non-NULL, span[0] gets
+ * the earliest block start and span[1] the latest block end (%globaltimer):
+ * its run on the GPU, as opposed to its latency. */
 __global__ void affine_work(const uint32_t *in, uint32_t *out, size_t n, uint32_t a,
-                            uint32_t b, int steps);
+                            uint32_t b, int steps, unsigned long long *span);
 #endif
 
 #ifdef __cplusplus
@@ -50,12 +75,21 @@ extern "C" {
 #define AFFINE_A 1664525u
 #define AFFINE_B 1013904223u
 
+/* Threads per block of affine_work, as affine_launch gives it. */
+#define AFFINE_THREADS 256
+
 static inline uint64_t ns_from_ms(double ms) { return (uint64_t)(ms * 1e6 + 0.5); }
 
 /* Launches affine_work in `stream` over n elements with a grid that fills the
- * GPU, and checks the launch. */
+ * GPU (one thread per element when n is at most 8 blocks per SM), and checks
+ * the launch. */
 void affine_launch(const uint32_t *d_in, uint32_t *d_out, size_t n, int steps,
                    cudaStream_t stream);
+
+/* The same, logging its run into span[2] (set span[0] to all ones and
+ * span[1] to 0 before, in the same stream). */
+void affine_launch_with_span(const uint32_t *d_in, uint32_t *d_out, size_t n, int steps,
+                             unsigned long long *span, cudaStream_t stream);
 
 /* ---- host side: inputs and verification ---- */
 
@@ -65,16 +99,20 @@ void fill_random_u32(uint32_t *p, size_t n, uint64_t seed);
 /* A seed that differs between runs, so every run verifies fresh inputs. */
 uint64_t fresh_seed(void);
 
+/* n moments spread over [lo, hi): at[i] at a random point of the i-th of n
+ * equal strata, fresh every run, so that their median is the middle and
+ * they fall at every phase of whatever repeats inside the interval. */
+void random_strata(double *at, int n, double lo, double hi);
+
 /* The CPU reference for one element: `steps` rounds of the affine map. */
 uint32_t affine_reference(uint32_t x, int steps);
 
-/* Number of i with got[i] != want[i]; *first_bad gets the first such i (or n). */
-size_t count_mismatches_u32(const uint32_t *got, const uint32_t *want, size_t n,
-                            size_t *first_bad);
+/* The number of i with got[i] != want[i], added to *t (which may be NULL). */
+size_t verify_equal_u32(const uint32_t *got, const uint32_t *want, size_t n, tally *t);
 
-/* Number of i with out[i] != affine_reference(in[i], steps), in O(n). */
-size_t verify_affine(const uint32_t *in, const uint32_t *out, size_t n, int steps,
-                     size_t *first_bad);
+/* The number of i with out[i] != affine_reference(in[i], steps), in O(n),
+ * added to *t (which may be NULL). */
+size_t verify_affine(const uint32_t *in, const uint32_t *out, size_t n, int steps, tally *t);
 
 /* ---- calibration of affine_work on this GPU ---- */
 
@@ -92,6 +130,14 @@ affine_calibration affine_calibrate(const uint32_t *d_in, uint32_t *d_out, size_
 
 /* Steps that make affine_work on cal->n elements last about `ms`; at least 1. */
 int affine_steps_for_ms(const affine_calibration *cal, double ms);
+
+/* ---- is another process using this GPU? ---- */
+
+/* Measures it now (about 12 ms of probe kernels; kernels/sharing.cu says
+ * how): what the probe lost to other work and how many other processes the
+ * driver lists. lab_begin() and lab_end() call it at each end of a run, so a
+ * lab's verdict is never trusted on a shared GPU. */
+void sharing_probe(gpu_sharing *s);
 
 #ifdef __cplusplus
 }

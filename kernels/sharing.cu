@@ -1,5 +1,4 @@
-/* Is another process using this GPU? The probe behind device_sharing_now()
- * (common/device.h).
+/* Is another process using this GPU? sharing_probe(), see kernels.h.
  *
  * Without MPS, a GPU runs one process's work at a time and switches between
  * processes that both have work every time slice (a few milliseconds). So a
@@ -13,6 +12,10 @@
 #include "../common/check.h"
 #include "../common/device.h"
 #include "../common/timing.h"
+
+/* Each probe's own running time: past the GPU's shortest time slice (2 ms),
+ * short beside a lab. Two of them, about 12 ms in all, at each end of a run. */
+static const double SHARING_PROBE_MS = 5.0;
 
 /* The probe's result, in a variable of the module rather than a buffer: no
  * allocation, so nothing to leak if a program stops early. */
@@ -38,7 +41,10 @@ __global__ void watch_clock(uint64_t run_ns, uint64_t give_up_ns, uint64_t jump_
     probe_result[1] = lost;
 }
 
-extern "C" void probe_time_lost(double run_ms, double *lost_ms, double *wall_ms)
+/* One probe: runs watch_clock for run_ms of its own time; *lost_ms is the
+ * time the GPU spent elsewhere meanwhile, *wall_ms the probe from launch to
+ * result on the host's clock. */
+static void probe_time_lost(double run_ms, double *lost_ms, double *wall_ms)
 {
     const uint64_t jump_ns = 20000; /* 20 us: far above a read of the clock, far below a slice */
     static int warm;
@@ -58,4 +64,20 @@ extern "C" void probe_time_lost(double run_ms, double *lost_ms, double *wall_ms)
     double waited = host_ms > life_ms ? host_ms - life_ms : 0; /* before it started, mostly */
     *lost_ms = h[1] * 1e-6 + waited;
     *wall_ms = host_ms;
+}
+
+/* Two probes, and the one that lost the smaller share of its time: a GPU
+ * shared with a busy process makes both lose; a moment when this program's
+ * own thread was not running (a busy CPU) seldom hits both. The driver's list
+ * of processes is read after them, when this program's context has surely
+ * been seen by the driver. */
+extern "C" void sharing_probe(gpu_sharing *s)
+{
+    double lost[2], wall[2];
+    for (int i = 0; i < 2; i++)
+        probe_time_lost(SHARING_PROBE_MS, &lost[i], &wall[i]);
+    int k = lost[0] * wall[1] <= lost[1] * wall[0] ? 0 : 1;
+    s->lost_ms = lost[k];
+    s->probe_ms = wall[k];
+    s->other_processes = device_other_processes();
 }

@@ -36,6 +36,15 @@ uint64_t fresh_seed(void)
     return splitmix64(&state);
 }
 
+void random_strata(double *at, int n, double lo, double hi)
+{
+    uint64_t state = fresh_seed();
+    for (int i = 0; i < n; i++) {
+        double u = (splitmix64(&state) >> 11) * 0x1.0p-53; /* uniform in [0, 1) */
+        at[i] = lo + (hi - lo) * (i + u) / n;
+    }
+}
+
 /* The map x -> a*x + b applied k times is x -> A*x + B. Squaring the map
  * (A, B) -> (A*A, A*B + B) doubles k, so (A, B) for any k takes O(log k). */
 static void affine_power(int steps, uint32_t *A, uint32_t *B)
@@ -61,26 +70,24 @@ uint32_t affine_reference(uint32_t x, int steps)
     return A * x + B;
 }
 
-size_t count_mismatches_u32(const uint32_t *got, const uint32_t *want, size_t n,
-                            size_t *first_bad)
+size_t verify_equal_u32(const uint32_t *got, const uint32_t *want, size_t n, tally *t)
 {
-    size_t bad = 0;
-    *first_bad = n;
+    size_t bad = 0, first = n;
     for (size_t i = 0; i < n; i++)
         if (got[i] != want[i] && bad++ == 0)
-            *first_bad = i;
+            first = i;
+    tally_add(t, n, bad, first);
     return bad;
 }
 
-size_t verify_affine(const uint32_t *in, const uint32_t *out, size_t n, int steps,
-                     size_t *first_bad)
+size_t verify_affine(const uint32_t *in, const uint32_t *out, size_t n, int steps, tally *t)
 {
     uint32_t A, B;
-    size_t bad = 0;
+    size_t bad = 0, first = n;
     affine_power(steps, &A, &B);
-    *first_bad = n;
     for (size_t i = 0; i < n; i++)
         if (out[i] != A * in[i] + B && bad++ == 0)
-            *first_bad = i;
+            first = i;
+    tally_add(t, n, bad, first);
     return bad;
 }

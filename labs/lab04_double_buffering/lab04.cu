@@ -8,58 +8,48 @@
  * take: two buffers? two streams? more? pinned memory?
  *
  * Build and run:   make lab04 && ./lab04        (./lab04 --help for options)
- *                  ./lab04 --sweep --csv        speedup vs kernel time, for a plot
+ *                  ./lab04 --kernel-ratio 4     a kernel 4x as long as an upload
  *
- * What to look for: each stage timed alone, then every variant's time beside
- * the model's prediction, its speedup over the serial run and its efficiency
- * (speedup / ideal speedup). On a balanced load the double buffer with two
- * streams reaches about 2x, not 3x: a stream runs its own work in order, so
- * two streams keep at most two of the three stages busy. Three or more
- * streams keep all three busy. From pageable memory the overlap vanishes.
- *
- * The model, with h, k, d one batch's stage times, n batches, chunks of 1/C
- * batch (m = nC items, each stage 1/C as long) on S streams, item j on stream
- * j % S:
- *   serial    = n(h + k + d)
- *   engines   = (h+k+d)/C + (m-1) max(h', k, d')/C    fill + drain + steady state
- *               (h', d': the copies timed while the other direction runs too,
- *               as they do in the steady state; h and d if the link were
- *               perfectly full duplex)
- *               (one copy engine: the larger of m(h+d)/C and (h+d)/C + m k/C,
- *               as the uploads and downloads take turns on it)
- *   streams   = the longest stream's items one after another (s h/C to reach
- *               stream s's first upload, then its items' h+k+d each)
- *   predicted = the larger of the two; ideal = engines (enough streams);
- *   ideal speedup = serial / ideal -> (h+k+d) / max(h,k,d) as m grows.
+ * What to look for: every variant's time beside the model's (the larger of
+ * the engines' and the streams' bounds, below), its speedup and efficiency
+ * (speedup / ideal speedup). On a balanced load two streams reach about 2x,
+ * not 3x: a stream runs its own work in order, so two streams keep at most
+ * two of the three stages busy. From pageable memory the overlap vanishes.
  */
 #include "streamlab.h"
 #include "kernels.h"
 
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 static int batches = 16;        /* many, so filling and draining is a small part of the run */
 static int batch_mib = 16;      /* large, so every copy runs at the link's rate */
 static double kernel_ratio = 1; /* kernel time / H2D time per batch: 1 balances the stages */
-static int sweep = 0;
 
+/* At most 64 x 128 MiB: 8 GiB of input, pinned, and as much output. */
 static const option lab_options[] = {
-    {"batches", OPT_INT, &batches, 2, 1024, "N", "batches in the pipeline (--quick: at most 8)"},
-    {"batch-mib", OPT_INT, &batch_mib, 1, 1024, "MIB",
-     "input of one batch; its output is as large (--quick: at most 8)"},
-    {"kernel-ratio", OPT_DOUBLE, &kernel_ratio, 0.05, 20, "R",
+    {"batches", OPT_INT, &batches, 2, 64, 8, "N", "batches in the pipeline"},
+    {"batch-mib", OPT_INT, &batch_mib, 1, 128, 8, "MIB", "input of one batch; its output is as large"},
+    {"kernel-ratio", OPT_DOUBLE, &kernel_ratio, 0.05, 20, NO_QUICK, "R",
      "kernel time per batch / H2D time per batch (1: balanced stages)"},
-    {"sweep", OPT_FLAG, &sweep, 0, 0, NULL,
-     "instead of the variants: speedup as the kernel-ratio goes from 1/8 to 8"},
-};
-static const program_info lab = {
-    "lab04", "double buffering: hide copies behind compute",
-    lab_options, sizeof lab_options / sizeof lab_options[0], 5,
+    {NULL},
 };
 
-enum { MAX_STREAMS = 8, WARMUP = 1, STAGE_REPEAT = 4, HOST_LIMIT_MIB = 8192 };
-enum stage { H2D, KERNEL, D2H };
+static const program_info program = {
+    .name = "lab04", .title = "double buffering: hide copies behind compute",
+    .handout = "labs/lab04_double_buffering/README.md",
+    .options = lab_options, .reps = 5, .quick_reps = 2,
+    .needs = NEEDS_COPY_ENGINE | NEEDS_OVERLAP,
+    .memory_option = "batch-mib", .memory_per_unit = 4 << 20, /* two buffer sets of in and out */
+};
+
+static const verdict REACHES_IDEAL = {
+    "pipeline_reaches_ideal", 0.90, INFINITY, "%",
+    "another process may be using this GPU or its link (see nvidia-smi); if 'H2D beside D2H' "
+    "ran well above x1, the link or the host's memory cannot carry both directions at once; "
+    "with CUDA_DEVICE_MAX_CONNECTIONS below 8 streams share hardware queues"};
+
+enum { MAX_STREAMS = 8, WARMUP = 1, STAGE_REPEAT = 4 };
+enum stage { H2D, KERNEL, D2H, BESIDE };
 
 /* How a variant issues the work. */
 typedef struct {
@@ -69,28 +59,39 @@ typedef struct {
     int pageable;      /* host buffers from malloc instead of cudaMallocHost */
 } shape;
 
+/* The variants, in lesson order; a section starts where one is named. */
+static const struct {
+    const char *section, *name;
+    shape sh;
+} variants[] = {
+    {"(a) Serial: one stream, one buffer set", "serial", {1, 1, 0, 0}},
+    {"(b) Double buffered: batch i on stream i%2", "double buffered", {2, 1, 0, 0}},
+    {"(c) N streams, batches cut into N chunks", "2 streams depth", {2, 2, 0, 0}},
+    {NULL, "2 streams breadth", {2, 2, 1, 0}}, {NULL, "3 streams depth", {3, 3, 0, 0}},
+    {NULL, "3 streams breadth", {3, 3, 1, 0}}, {NULL, "4 streams depth", {4, 4, 0, 0}},
+    {NULL, "4 streams breadth", {4, 4, 1, 0}}, {NULL, "8 streams depth", {8, 8, 0, 0}},
+    {NULL, "8 streams breadth", {8, 8, 1, 0}},
+    {"(d) Pageable memory: the double buffer from malloc'd buffers", "pageable", {2, 1, 0, 1}},
+};
+
+/* ms per batch: each stage alone, the copies beside each other, from pageable memory. */
 typedef struct {
-    double h, k, d; /* ms for one batch, each stage timed alone */
-    double h_beside, d_beside; /* the copies' times while the other direction runs too:
-                                  what they take in a pipeline's steady state */
+    double h, k, d, h_beside, d_beside, h_pageable, d_pageable;
 } stage_ms;
 
 typedef struct {
-    int n;                     /* batches */
-    int quick;                 /* --quick: fewer variants */
-    size_t batch;              /* elements per batch */
-    int steps;                 /* affine_work rounds per element */
-    int reps;
-    uint32_t *h_in, *h_out;    /* pinned, n batches each */
-    uint32_t *p_in, *p_out;    /* pageable, for variant (d) */
-    uint32_t *d_in, *d_out;    /* room for two batches each: every stream's buffers */
+    int n, engines, reps;        /* batches, copy engines, --reps */
+    size_t batch;                /* elements per batch */
+    int steps;                   /* affine_work rounds per element */
+    uint32_t *h_in, *h_out;      /* pinned, n batches each */
+    uint32_t *p_in, *p_out;      /* pageable, for variant (d) */
+    uint32_t *d_in, *d_out;      /* room for two batches each: every stream's buffers */
     cudaStream_t stream[MAX_STREAMS];
     cudaEvent_t joined[MAX_STREAMS];
     event_timer timer;
-    shape sh;                  /* what run_once issues */
-    int stage;                 /* what time_stage issues */
-    size_t bad, checked;       /* verification over every run */
-    char first_wrong[64];
+    shape sh;                    /* what run_once and issue_stage issue */
+    int stage;                   /* which stage issue_stage issues */
+    tally outputs;               /* every output of every run */
 } pipeline;
 
 /* ---- issuing the work ------------------------------------------------------------- */
@@ -146,43 +147,40 @@ static double run_once(void *ctx)
     return event_timer_ms(&p->timer);
 }
 
-/* One stage alone: STAGE_REPEAT batches of it back to back in stream 0, per
- * batch. Back to back, as in a pipeline, the launch latency of the first is
- * shared out instead of added to one batch's time. */
-static double time_stage(void *ctx)
+/* The i-th of STAGE_REPEAT batches of one stage, back to back in stream 0;
+ * BESIDE: an upload in stream 0 and a download in stream 1, together. */
+static void issue_stage(void *ctx, int i)
 {
     pipeline *p = (pipeline *)ctx;
-    event_timer_start(&p->timer, p->stream[0]);
-    for (int i = 0; i < STAGE_REPEAT; i++)
+    const shape two = {2, 1, 0, 0}; /* item 1 is stream 1's */
+    if (p->stage != BESIDE)
         issue(p, &p->sh, i % p->n, p->stage);
-    event_timer_stop(&p->timer, p->stream[0]);
-    return event_timer_ms(&p->timer) / STAGE_REPEAT;
+    else
+        issue(p, &two, 0, H2D), issue(p, &two, 1, D2H);
 }
 
-static stats stage_alone(pipeline *p, int stage, int pageable)
+/* The time of one batch's stage, timed by events in stream s. */
+static stats stage_alone(pipeline *p, int stage, int pageable, int s)
 {
     shape one = {1, 1, 0, pageable};
     p->sh = one;
     p->stage = stage;
-    return measure(time_stage, p, WARMUP, p->reps < 5 ? 5 : p->reps);
+    return measure_issued(issue_stage, p, p->stream[s], STAGE_REPEAT, WARMUP,
+                          p->reps < 5 ? 5 : p->reps);
 }
 
-/* Runs a shape (warm-up, then reps), on outputs poisoned first, and checks
- * every output element against the CPU reference. */
+/* A shape's runs, on outputs poisoned first, each output then checked. */
 static stats run_verified(pipeline *p, const shape *sh, const char *name)
 {
-    size_t total = (size_t)p->n * p->batch, first_bad;
+    size_t total = (size_t)p->n * p->batch;
     uint32_t *in = sh->pageable ? p->p_in : p->h_in, *out = sh->pageable ? p->p_out : p->h_out;
     memset(out, 0xff, total * sizeof(uint32_t));
     p->sh = *sh;
     timeline_span_begin(name);
     stats t = measure(run_once, p, WARMUP, sh->pageable && p->reps > 3 ? 3 : p->reps);
     timeline_span_end();
-    size_t bad = verify_affine(in, out, total, p->steps, &first_bad);
-    if (bad && !p->bad)
-        snprintf(p->first_wrong, sizeof p->first_wrong, "%s", name);
-    p->bad += bad;
-    p->checked += total;
+    p->outputs.where = name;
+    verify_affine(in, out, total, p->steps, &p->outputs);
     return t;
 }
 
@@ -190,11 +188,10 @@ static stats run_verified(pipeline *p, const shape *sh, const char *name)
 
 static double max2(double a, double b) { return a > b ? a : b; }
 
-/* The engines' bound. Each engine does its stage of all m items, and before
- * its first item and after its last one the other stages run (fill and
- * drain): the busiest engine gives h+k+d + (m-1) max(h',k,d'), where the
- * steady state's copies run beside each other and take h' and d'. With one
- * copy engine the uploads and downloads take turns on it: it is busy m(h+d). */
+/* The engines' bound: the busiest engine does its stage of all m items, with
+ * the other stages before its first item and after its last (fill, drain). In
+ * the steady state both copy directions run, so it takes h' and d' there.
+ * With one copy engine, uploads and downloads take turns on it. */
 static double engines_ms(stage_ms t, int chunks, int n, int engines)
 {
     double h = t.h / chunks, k = t.k / chunks, d = t.d / chunks;
@@ -215,297 +212,139 @@ static double streams_ms(stage_ms t, const shape *sh, int n)
     return worst;
 }
 
-static double predicted_ms(stage_ms t, const shape *sh, int n, int engines)
+/* The larger bound, and in *model which it is. From pageable memory nothing
+ * overlaps: the driver stages each copy and the call returns after it. */
+static double predicted_ms(stage_ms t, const shape *sh, int n, int engines, const char **model)
 {
-    return max2(engines_ms(t, sh->chunks, n, engines), streams_ms(t, sh, n));
+    double e = engines_ms(t, sh->chunks, n, engines), s = streams_ms(t, sh, n);
+    if (sh->pageable) {
+        *model = "n(h+k+d), pageable h and d: no overlap";
+        return n * (t.h_pageable + t.k + t.d_pageable);
+    }
+    *model = sh->streams == 1 ? "n(h+k+d)"
+             : s > e          ? "streams: the longest stream's h+k+d in turn"
+             : engines >= 2   ? "engines: fill, drain, (nC-1) max(h',k,d')/C"
+                              : "engines: max(n(h+d), h+d+nk), one copy engine";
+    return max2(e, s);
 }
-
 
 /* ---- the lesson ------------------------------------------------------------------- */
 
-static stage_ms measure_stages(report *r, pipeline *p, const affine_calibration *cal)
+/* h, k and d, each stage alone; the copies from pageable memory; h' and d',
+ * the copies while the other direction runs too, each timed in its own
+ * stream, as in the steady state (never faster than alone: that would be noise). */
+static stage_ms measure_stages(report *r, pipeline *p)
 {
-    double mib = p->batch * sizeof(uint32_t) / 1048576.0, gb = mib * 1048576 / 1e9;
-    stage_ms t;
-    stats h = stage_alone(p, H2D, 0), d = stage_alone(p, D2H, 0);
-    t.h = t.h_beside = h.median, t.d = t.d_beside = d.median;
-    p->steps = affine_steps_for_ms(cal, kernel_ratio * t.h);
-    stats k = stage_alone(p, KERNEL, 0);
-    t.k = k.median;
-    report_section(r, "Each stage alone (per batch, pinned memory)");
-    report_text(r, "  %d batches of one stage back to back in one stream, between two events\n",
-                STAGE_REPEAT);
-    report_param(r, "batch_size", mib, "MiB");
+    stats h = stage_alone(p, H2D, 0, 0), d = stage_alone(p, D2H, 0, 0), k;
+    affine_calibration cal = affine_calibrate(p->d_in, p->d_out, p->batch, p->stream[0]);
+    p->steps = affine_steps_for_ms(&cal, kernel_ratio * h.median);
+    k = stage_alone(p, KERNEL, 0, 0);
+    stats ph = stage_alone(p, H2D, 1, 0), pd = stage_alone(p, D2H, 1, 0);
+    report_section(r, "Each stage alone (per batch), then both copies at once");
+    report_param(r, "batches", batches, "count");
+    report_param(r, "batch_size", batch_mib, "MiB");
+    report_param(r, "kernel_ratio", kernel_ratio, "ratio");
     report_param(r, "steps", p->steps, "steps");
     report_stats(r, "H2D", "time", &h, "ms");
-    report_value(r, "H2D", "bandwidth", gb / (t.h / 1e3), "GB/s");
-    report_compare(r, "kernel", "time", kernel_ratio * t.h, &k, "ms");
-    report_text(r, "  (predicted = --kernel-ratio %g x the H2D time: affine_work calibrated to "
-                "%d steps)\n", kernel_ratio, p->steps);
+    report_compare(r, "kernel", "time", "--kernel-ratio x h", kernel_ratio * h.median, &k, "ms");
     report_stats(r, "D2H", "time", &d, "ms");
-    report_value(r, "D2H", "bandwidth", gb / (t.d / 1e3), "GB/s");
+    report_stats(r, "pageable H2D", "time", &ph, "ms");
+    report_stats(r, "pageable D2H", "time", &pd, "ms");
+    stage_ms t = {h.median, k.median, d.median, h.median, d.median, ph.median, pd.median};
+    if (p->engines < 2)
+        return t; /* one copy engine: the copies never run at once */
+    stats hb = stage_alone(p, BESIDE, 0, 0), db = stage_alone(p, BESIDE, 0, 1);
+    report_compare(r, "H2D beside D2H", "time", "alone: full duplex", t.h, &hb, "ms");
+    report_compare(r, "D2H beside H2D", "time", "alone: full duplex", t.d, &db, "ms");
+    t.h_beside = max2(hb.median, t.h);
+    t.d_beside = max2(db.median, t.d);
     return t;
 }
 
-/* Both directions at once, each timed by events in its own stream. PCIe is
- * full duplex on paper; measured, each direction slows a little while the
- * other runs. The steady state of a pipeline has both running, so the model
- * takes these times for it (t->h_beside, t->d_beside). */
-static double measure_duplex(report *r, pipeline *p, stage_ms *t)
+static void report_model(report *r, const pipeline *p, stage_ms t)
 {
-    const shape up = {1, 1, 0, 0}, down = {2, 1, 0, 0}; /* down: item 1 is stream 1's */
-    double *hs = (double *)xmalloc(2 * p->reps * sizeof *hs), *ds = hs + p->reps;
-    event_timer back;
-    event_timer_create(&back);
-    for (int i = -WARMUP; i < p->reps; i++) {
-        event_timer_start(&p->timer, p->stream[0]);
-        CUDA_CHECK(cudaStreamWaitEvent(p->stream[1], p->timer.start, 0));
-        event_timer_start(&back, p->stream[1]);
-        for (int j = 0; j < STAGE_REPEAT; j++) {
-            issue(p, &up, 0, H2D);
-            issue(p, &down, 1, D2H);
-        }
-        event_timer_stop(&p->timer, p->stream[0]);
-        event_timer_stop(&back, p->stream[1]);
-        double hm = event_timer_ms(&p->timer), dm = event_timer_ms(&back);
-        if (i >= 0)
-            hs[i] = hm / STAGE_REPEAT, ds[i] = dm / STAGE_REPEAT;
-    }
-    event_timer_destroy(&back);
-    stats h = stats_of(hs, p->reps), d = stats_of(ds, p->reps);
-    free(hs);
-    report_compare(r, "H2D beside D2H", "time", t->h, &h, "ms");
-    report_compare(r, "D2H beside H2D", "time", t->d, &d, "ms");
-    report_text(r, "  (predicted = the time alone: each direction of the link has its own "
-                "lanes; x1.00 means full duplex;\n   the model below uses these times for "
-                "the steady state, where both directions run)\n");
-    t->h_beside = max2(h.median, t->h); /* never faster than alone: that would be noise */
-    t->d_beside = max2(d.median, t->d);
-    return max2(h.median / t->h, d.median / t->d);
-}
-
-/* Runs a pipelined variant and reports its time, speedup and efficiency. */
-static double pipelined(report *r, pipeline *p, const char *name, const shape *sh, stage_ms t,
-                        int engines, double serial_ms)
-{
-    stats m = run_verified(p, sh, name);
-    double ideal_speedup = p->n * (t.h + t.k + t.d) / engines_ms(t, sh->chunks, p->n, engines);
-    double speedup = serial_ms / m.median, efficiency = speedup / ideal_speedup;
-    report_compare(r, name, "time", predicted_ms(t, sh, p->n, engines), &m, "ms");
-    report_value(r, name, "speedup", speedup, "x");
-    report_value(r, name, "efficiency", efficiency * 100, "%");
-    return efficiency;
-}
-
-static void run_variants(report *r, pipeline *p, stage_ms t, int engines, double slowdown)
-{
-    const int n = p->n;
-    const shape serial = {1, 1, 0, 0}, twice = {2, 1, 0, 0};
-    double serial_model = n * (t.h + t.k + t.d), ideal = engines_ms(t, 1, n, engines);
+    double serial = p->n * (t.h + t.k + t.d), ideal = engines_ms(t, 1, p->n, p->engines);
     report_section(r, "The model (from the stage times above)");
-    report_value(r, "model", "serial_time", serial_model, "ms");
-    report_value(r, "model", "ideal_time", ideal, "ms");
-    report_value(r, "model", "ideal_speedup", serial_model / ideal, "x");
-    stage_ms duplex = t;
-    duplex.h_beside = t.h, duplex.d_beside = t.d;
-    report_value(r, "model", "ideal_speedup_full_duplex",
-                 serial_model / engines_ms(duplex, 1, n, engines), "x");
+    report_fact(r, "copy_engines", p->engines, "", "serial = n(h+k+d); ideal = %s",
+                p->engines >= 2 ? "(h+k+d) + (n-1) max(h',k,d'): both copies beside a kernel"
+                                : "max(n(h+d), h+d+nk): one copy at a time");
+    report_value(r, "model", "ideal_speedup", serial / ideal, "x");
     report_value(r, "model", "speedup_limit", (t.h + t.k + t.d) /
-                 (engines >= 2 ? max2(max2(t.h_beside, t.k), t.d_beside) : max2(t.h + t.d, t.k)),
+                 (p->engines >= 2 ? max2(max2(t.h_beside, t.k), t.d_beside) : max2(t.h + t.d, t.k)),
                  "x");
-    report_text(r, "  serial = n(h+k+d); ideal = %s: fill, drain and the steady state\n  "
-                "(h', d': the copies beside each other, measured above; with a perfectly full-"
-                "duplex link\n  the ideal would be the full_duplex line); its speedup tends to "
-                "the limit as batches grow\n  (chunked batches get closer)\n",
-                engines >= 2 ? "(h+k+d) + (n-1) max(h',k,d')" : "max(n(h+d), h+d + nk)");
-
-    report_section(r, "(a) Serial: one stream, one buffer set");
-    stats s = run_verified(p, &serial, "serial");
-    report_compare(r, "serial", "time", serial_model, &s, "ms");
-    report_text(r, "  (predicted = n(h+k+d): the engines and the SMs take turns)\n");
-
-    const char *best = "double buffered";
-    report_section(r, "(b) Double buffered: two streams, two buffer sets, batch i on stream i%2");
-    double best_eff = pipelined(r, p, "double buffered", &twice, t, engines, s.median);
-    report_text(r, "  (predicted = the streams' bound if larger than the engines': each stream runs "
-                "upload,\n   kernel, download in turn, so two streams keep at most two of the "
-                "three stages busy)\n");
-
-    report_section(r, "(c) N streams, each batch cut into N chunks (one buffer set, a chunk per "
-                   "stream)");
-    report_text(r, "  1 stream is the serial run above. depth: H2D, kernel, D2H of one chunk, "
-                "then the next;\n  breadth: the H2D of every chunk, then every kernel, then "
-                "every D2H (the CUDA blog's two versions)\n");
-    static const int counts[] = {2, 3, 4, 8};
-    static const char *names[][2] = {{"2 streams depth", "2 streams breadth"},
-                                     {"3 streams depth", "3 streams breadth"},
-                                     {"4 streams depth", "4 streams breadth"},
-                                     {"8 streams depth", "8 streams breadth"}};
-    /* --quick keeps its budget with the 3- and 4-stream variants alone. */
-    for (int i = p->quick ? 1 : 0; i < (p->quick ? 3 : 4); i++)
-        for (int breadth = 0; breadth < 2; breadth++) {
-            shape sh = {counts[i], counts[i], breadth, 0};
-            double eff = pipelined(r, p, names[i][breadth], &sh, t, engines, s.median);
-            if (eff > best_eff)
-                best_eff = eff, best = names[i][breadth];
-        }
-    report_text(r, "  (predicted = fill + drain + steady state of 1/N-batch chunks, or the "
-                "streams' bound if larger)\n");
-
-    report_section(r, "(d) Pageable host memory: the double buffer from malloc'd buffers");
-    size_t bytes = (size_t)n * p->batch * sizeof(uint32_t);
-    p->p_in = (uint32_t *)xmalloc(bytes);
-    p->p_out = (uint32_t *)xmalloc(bytes);
-    memcpy(p->p_in, p->h_in, bytes);
-    memset(p->p_out, 0xff, bytes); /* its pages faulted in now, not while a copy is timed */
-    stage_ms pt = t;
-    stats ph = stage_alone(p, H2D, 1), pd = stage_alone(p, D2H, 1);
-    pt.h = ph.median, pt.d = pd.median;
-    report_stats(r, "pageable H2D", "time", &ph, "ms");
-    report_stats(r, "pageable D2H", "time", &pd, "ms");
-    const shape paged = {2, 1, 0, 1};
-    stats pm = run_verified(p, &paged, "pageable");
-    report_compare(r, "pageable", "time", n * (pt.h + pt.k + pt.d), &pm, "ms");
-    report_value(r, "pageable", "speedup", s.median / pm.median, "x");
-    report_text(r, "  (predicted = n(h+k+d) with the pageable copy times: no overlap. The driver "
-                "stages a pageable\n   copy through its own pinned buffer and returns from a D2H "
-                "only when it is done,\n   so the host cannot queue the next batch in time)\n");
-
-    report_section(r, "Checks");
-    report_check(r, "outputs_verified", p->bad == 0, "%zu of %zu outputs differ from the CPU "
-                 "reference (every element of every variant%s%s)", p->bad, p->checked,
-                 p->bad ? "; first in " : "", p->first_wrong);
-    report_verdict(r, "pipeline_reaches_ideal", best_eff >= 0.90, "best: %s at %.0f%% of its "
-                   "ideal speedup (limit 90%%)", best, best_eff * 100);
-    report_hint(r, "%s", slowdown > 1.30
-                ? "copies in the two directions slowed each other down a lot when run together "
-                  "(see 'H2D beside D2H'): the link or the host's memory is the bottleneck"
-                : "another process may be using this GPU or its link (see nvidia-smi), or "
-                  "CUDA_DEVICE_MAX_CONNECTIONS is below 8 and streams share hardware queues");
 }
 
-/* Speedup as the kernel's share grows: the double buffer (2 streams) and a
- * 4-stream chunked pipeline, against the serial run at each kernel time. */
-static void run_sweep(report *r, pipeline *p, const affine_calibration *cal, stage_ms copies,
-                      int engines)
+/* Every variant's time beside its model; for the pipelined ones, the speedup
+ * over the serial run and the efficiency: speedup / ideal speedup. */
+static void run_variants(report *r, pipeline *p, stage_ms t)
 {
-    static const double ratios[] = {0.125, 0.25, 0.5, 1, 2, 4, 8};
-    const shape serial = {1, 1, 0, 0}, twice = {2, 1, 0, 0}, four = {4, 4, 0, 0};
-    double peak = 0, peak_ratio = 0;
-    report_section(r, "Sweep: kernel time from 1/8 to 8 x the H2D time");
-    report_text(r, "  per kernel time: the kernel alone, then the speedup over the serial run of "
-                "the double buffer\n  (2 streams) and of 4 streams with chunked batches, "
-                "predicted and measured\n");
-    for (int i = 0; i < (int)(sizeof ratios / sizeof ratios[0]); i++) {
-        char name[32];
-        snprintf(name, sizeof name, "sweep %gx", ratios[i]);
-        stage_ms t = copies;
-        p->steps = affine_steps_for_ms(cal, ratios[i] * copies.h);
-        t.k = stage_alone(p, KERNEL, 0).median;
-        double serial_model = p->n * (t.h + t.k + t.d);
-        stats s = run_verified(p, &serial, name), two = run_verified(p, &twice, name),
-              many = run_verified(p, &four, name);
-        stats s2 = stats_over(s.median, &two), s4 = stats_over(s.median, &many);
-        report_value(r, name, "kernel_to_copy", t.k / t.h, "ratio");
-        report_compare(r, name, "speedup_2_streams",
-                       serial_model / predicted_ms(t, &twice, p->n, engines), &s2, "x");
-        report_compare(r, name, "speedup_4_streams",
-                       serial_model / predicted_ms(t, &four, p->n, engines), &s4, "x");
-        if (s4.median > peak)
-            peak = s4.median, peak_ratio = t.k / t.h;
+    const char *best = NULL, *model;
+    double serial = 0, best_eff = 0;
+    for (int i = 0; i < (int)(sizeof variants / sizeof variants[0]); i++) {
+        const shape *sh = &variants[i].sh;
+        const char *name = variants[i].name;
+        if (variants[i].section)
+            report_section(r, variants[i].section);
+        double predicted = predicted_ms(t, sh, p->n, p->engines, &model);
+        stats m = run_verified(p, sh, name);
+        report_compare(r, name, "time", model, predicted, &m, "ms");
+        if (sh->streams == 1) {
+            serial = m.median;
+            continue;
+        }
+        stats speedup = stats_over(serial, &m);
+        report_compare(r, name, "speedup", "serial / predicted", p->n * (t.h + t.k + t.d) /
+                       predicted, &speedup, "x");
+        if (sh->pageable)
+            continue;
+        double ideal = p->n * (t.h + t.k + t.d) / engines_ms(t, sh->chunks, p->n, p->engines);
+        report_value(r, name, "efficiency", speedup.median / ideal * 100, "%");
+        if (!best || speedup.median / ideal > best_eff)
+            best_eff = speedup.median / ideal, best = name;
     }
     report_section(r, "Checks");
-    report_check(r, "outputs_verified", p->bad == 0, "%zu of %zu outputs differ from the CPU "
-                 "reference (every element of every run%s%s)", p->bad, p->checked,
-                 p->bad ? "; first in " : "", p->first_wrong);
-    report_verdict(r, "speedup_peaks_at_balance", peak_ratio >= 0.5 && peak_ratio <= 2,
-                   "the 4-stream speedup peaks at %.2fx with the kernel %.2f x the H2D time "
-                   "(limit: between 0.5 and 2)", peak, peak_ratio);
-    report_hint(r, "another process may be using this GPU or its link (see nvidia-smi)");
+    report_tally(r, "outputs_verified", &p->outputs,
+                 "outputs differ from the CPU reference (every element of every variant)");
+    report_verdict(r, &REACHES_IDEAL, best_eff, "best: %s at %.0f%% of its ideal speedup", best,
+                   best_eff * 100);
+}
+
+/* ---- setup: the run owns these, lab_end() releases them ---------------------------- */
+
+/* Buffers on fresh random inputs (affine_work is calibrated on them), and
+ * non-blocking streams: the legacy default stream never orders them. */
+static pipeline pipeline_open(lab_run *run)
+{
+    pipeline p = {.n = batches, .engines = run->dev.async_engines, .reps = run->opt.reps,
+                  .batch = (size_t)batch_mib << 18}; /* words of 4 bytes */
+    size_t total = (size_t)p.n * p.batch, bytes = total * sizeof(uint32_t);
+    size_t device_bytes = 2 * p.batch * sizeof(uint32_t);
+    p.h_in = (uint32_t *)lab_pinned(run, bytes);
+    p.h_out = (uint32_t *)lab_pinned(run, bytes);
+    p.p_in = (uint32_t *)lab_pageable(run, bytes);
+    p.p_out = (uint32_t *)lab_pageable(run, bytes);
+    p.d_in = (uint32_t *)lab_device(run, device_bytes);
+    p.d_out = (uint32_t *)lab_device(run, device_bytes);
+    fill_random_u32(p.h_in, total, fresh_seed());
+    memcpy(p.p_in, p.h_in, bytes);
+    memset(p.p_out, 0xff, bytes); /* its pages faulted in now, not while a copy is timed */
+    CUDA_CHECK(cudaMemcpy(p.d_in, p.h_in, device_bytes, cudaMemcpyHostToDevice));
+    CUDA_CHECK(cudaMemset(p.d_out, 0xff, device_bytes)); /* no device byte is read unwritten */
+    lab_streams(run, p.stream, MAX_STREAMS, "stream", cudaStreamNonBlocking);
+    for (int s = 0; s < MAX_STREAMS; s++)
+        p.joined[s] = lab_event(run, cudaEventDisableTiming);
+    p.timer = lab_timer(run);
+    CUDA_CHECK(cudaDeviceSynchronize()); /* the memset ran on the legacy stream */
+    return p;
 }
 
 int main(int argc, char **argv)
 {
-    common_options opt;
-    options_parse(argc, argv, &lab, &opt);
-    if (opt.quick) {
-        batches = batches < 8 ? batches : 8;
-        batch_mib = batch_mib < 8 ? batch_mib : 8;
-        opt.reps = opt.reps < 2 ? opt.reps : 2;
-    }
-    if ((long)batches * batch_mib > HOST_LIMIT_MIB)
-        fail_usage("--batches %d x --batch-mib %d is more than %d MiB of input", batches,
-                   batch_mib, HOST_LIMIT_MIB);
-    device_info dev;
-    device_select(&opt, &dev);
-    device_require(dev.async_engines >= 1, "this GPU has no copy engine that runs beside "
-                   "kernels (asyncEngineCount 0): copies and kernels take turns, nothing overlaps");
-    device_require(!dev.launch_blocking, "CUDA_LAUNCH_BLOCKING=1 makes every launch wait for "
-                   "the last: nothing can overlap");
-    if (((size_t)batch_mib << 22) > dev.free_memory / 2) /* 4 batches on the device */
-        fail_usage("--batch-mib %d: four batches need more than half of this GPU's free memory "
-                   "(%zu MiB)", batch_mib, dev.free_memory >> 20);
-    report *r = report_begin(&lab, &opt, &dev);
-    report_param(r, "batches", batches, "count");
-    report_param(r, "kernel_ratio", kernel_ratio, "ratio");
-    timeline_start(&opt);
-
-    report_section(r, "What this GPU can overlap");
-    report_fact(r, "copy_engines", dev.async_engines, "", "%s", dev.async_engines >= 2
-                ? "an H2D and a D2H copy at once, beside a kernel: all three stages overlap, "
-                  "steady state max(h,k,d) per batch"
-                : "one copy at a time: H2D and D2H take turns, steady state max(h+d,k) per batch");
-    if (dev.max_connections < MAX_STREAMS)
-        report_fact(r, "max_connections", dev.max_connections, "", "fewer hardware queues than "
-                    "the %d streams used: streams share queues and can wait on each other",
-                    MAX_STREAMS);
-
-    pipeline p;
-    memset(&p, 0, sizeof p);
-    p.n = batches;
-    p.quick = opt.quick;
-    p.batch = (size_t)batch_mib << 18; /* words of 4 bytes */
-    p.reps = opt.reps;
-    size_t total = (size_t)p.n * p.batch, bytes = total * sizeof(uint32_t);
-    size_t device_bytes = 2 * p.batch * sizeof(uint32_t);
-    CUDA_CHECK(cudaMallocHost((void **)&p.h_in, bytes));
-    CUDA_CHECK(cudaMallocHost((void **)&p.h_out, bytes));
-    CUDA_CHECK(cudaMalloc((void **)&p.d_in, device_bytes));
-    CUDA_CHECK(cudaMalloc((void **)&p.d_out, device_bytes));
-    fill_random_u32(p.h_in, total, fresh_seed());
-    /* Calibrated on real inputs, and no device byte is ever read unwritten. */
-    CUDA_CHECK(cudaMemcpy(p.d_in, p.h_in, device_bytes, cudaMemcpyHostToDevice));
-    CUDA_CHECK(cudaMemset(p.d_out, 0xff, device_bytes));
-    for (int s = 0; s < MAX_STREAMS; s++) {
-        char name[32];
-        /* Non-blocking: the legacy default stream never orders them behind its work. */
-        CUDA_CHECK(cudaStreamCreateWithFlags(&p.stream[s], cudaStreamNonBlocking));
-        CUDA_CHECK(cudaEventCreateWithFlags(&p.joined[s], cudaEventDisableTiming));
-        snprintf(name, sizeof name, "stream %d", s);
-        timeline_name_stream(p.stream[s], name);
-    }
-    event_timer_create(&p.timer);
-    CUDA_CHECK(cudaDeviceSynchronize()); /* the memset ran on the legacy stream */
-
-    affine_calibration cal = affine_calibrate(p.d_in, p.d_out, p.batch, p.stream[0]);
-    stage_ms t = measure_stages(r, &p, &cal);
-    double slowdown = dev.async_engines >= 2 ? measure_duplex(r, &p, &t) : 1;
-    if (sweep)
-        run_sweep(r, &p, &cal, t, dev.async_engines);
-    else
-        run_variants(r, &p, t, dev.async_engines, slowdown);
-
-    for (int s = 0; s < MAX_STREAMS; s++) {
-        CUDA_CHECK(cudaEventDestroy(p.joined[s]));
-        CUDA_CHECK(cudaStreamDestroy(p.stream[s]));
-    }
-    event_timer_destroy(&p.timer);
-    CUDA_CHECK(cudaFree(p.d_out));
-    CUDA_CHECK(cudaFree(p.d_in));
-    CUDA_CHECK(cudaFreeHost(p.h_out));
-    CUDA_CHECK(cudaFreeHost(p.h_in));
-    free(p.p_out);
-    free(p.p_in);
-    timeline_finish(r, &opt);
-    return report_finish(r);
+    lab_run run;
+    lab_begin(&run, argc, argv, &program);
+    pipeline p = pipeline_open(&run);
+    stage_ms t = measure_stages(run.r, &p);
+    report_model(run.r, &p, t);
+    run_variants(run.r, &p, t);
+    return lab_end(&run);
 }

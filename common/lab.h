@@ -1,0 +1,58 @@
+/* A lab's run, from lab_begin() to lab_end(): the plumbing every program
+ * shares, done once here, so that a lab's main() is its lesson's table of
+ * contents. */
+#ifndef STREAMLAB_LAB_H
+#define STREAMLAB_LAB_H
+
+#include <cuda_runtime_api.h>
+#include "device.h"
+#include "options.h"
+#include "report.h"
+#include "timing.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct owned owned; /* what the run made and lab_end() releases */
+
+typedef struct {
+    common_options opt;           /* the common options, parsed */
+    device_info dev;              /* the GPU chosen, and what it can do */
+    report *r;                    /* where the lesson's numbers go */
+    gpu_sharing sharing_at_start; /* sharing_probe() as the run began */
+    owned *owned;
+    int n_owned;
+} lab_run;
+
+/* In this order: parses the options (--help and --dry-run exit 0, a mistake
+ * exits 2); checks that --trace can be written; selects the GPU; exits 3 with
+ * the reason when it lacks what prog->needs, and 2 naming the accepted range
+ * when prog->memory_option asks for more than half of its free memory; loads
+ * NVML for the PCIe link; probes whether another process is using the GPU
+ * (sharing_probe, about 12 ms of GPU work); starts the report; with --trace
+ * or --timeline, starts recording. */
+void lab_begin(lab_run *run, int argc, char **argv, const program_info *prog);
+
+/* Waits for the GPU, releases what the run owns (below), stops recording
+ * (writing --trace, drawing --timeline), probes the GPU's sharing again and
+ * reports it beside the start's, then finishes the report: returns the exit
+ * code for main() to return. */
+int lab_end(lab_run *run);
+
+/* Memory, streams and events the run owns: each checked, and released by
+ * lab_end() (a lab whose lesson is allocating or freeing does that itself). */
+void *lab_pinned(lab_run *run, size_t bytes);  /* cudaMallocHost: page-locked host memory */
+void *lab_pageable(lab_run *run, size_t bytes); /* malloc: ordinary host memory */
+void *lab_device(lab_run *run, size_t bytes);  /* cudaMalloc */
+/* cudaStreamCreateWithPriority, named `name` in traces and for Nsight Systems. */
+cudaStream_t lab_stream(lab_run *run, const char *name, unsigned int flags, int priority);
+/* n streams into s[0..n-1], named "<prefix> 0", "<prefix> 1", ... */
+void lab_streams(lab_run *run, cudaStream_t *s, int n, const char *prefix, unsigned int flags);
+cudaEvent_t lab_event(lab_run *run, unsigned int flags); /* cudaEventCreateWithFlags */
+event_timer lab_timer(lab_run *run);                       /* event_timer_create */
+
+#ifdef __cplusplus
+}
+#endif
+#endif
