@@ -22,41 +22,16 @@ const char *exit_code_meaning(int code)
     }
 }
 
-/* Prints "program: WHAT<message>" to stderr. The callers exit after va_end:
- * a va_list opened with va_start must be closed before the function leaves. */
-static void print_failure(const char *what, const char *fmt, va_list ap)
+void fail_exit(int code, const char *fmt, ...)
 {
+    va_list ap;
     fflush(stdout); /* keep stdout's report ahead of the error when both go to a terminal */
-    fprintf(stderr, "%s: %s", program_name, what);
+    fprintf(stderr, "%s: %s", program_name, code == EXIT_CANNOT_RUN ? "cannot run here: " : "");
+    va_start(ap, fmt);
     vfprintf(stderr, fmt, ap);
+    va_end(ap);
     fputc('\n', stderr);
-}
-
-void fail_usage(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    print_failure("", fmt, ap);
-    va_end(ap);
-    exit(EXIT_USAGE);
-}
-
-void fail_cannot_run(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    print_failure("cannot run here: ", fmt, ap);
-    va_end(ap);
-    exit(EXIT_CANNOT_RUN);
-}
-
-void fail_wrong(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    print_failure("", fmt, ap);
-    va_end(ap);
-    exit(EXIT_WRONG_RESULTS);
+    exit(code);
 }
 
 /* The runtime reports a missing driver and a too-old driver with the same

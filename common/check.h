@@ -7,6 +7,7 @@
 #define STREAMLAB_CHECK_H
 
 #include <cuda_runtime_api.h>
+#include "exitcodes.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -27,10 +28,16 @@ extern const char *program_name;
  * and text. */
 void cuda_check(cudaError_t err, const char *call, const char *file, int line);
 
-/* One line to stderr, then exit. printf-style. */
-void fail_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
-void fail_cannot_run(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
-void fail_wrong(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+/* "program: <message>" on one line to stderr, then exit with `code`
+ * (exitcodes.h); EXIT_CANNOT_RUN's message starts "cannot run here: ".
+ * printf-style. */
+void fail_exit(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3), noreturn));
+
+/* The three ways a program stops early. Macros only because C cannot hand
+ * a "..." on to another function that takes one. */
+#define fail_usage(...) fail_exit(EXIT_USAGE, __VA_ARGS__)
+#define fail_cannot_run(...) fail_exit(EXIT_CANNOT_RUN, __VA_ARGS__)
+#define fail_wrong(...) fail_exit(EXIT_WRONG_RESULTS, __VA_ARGS__)
 
 /* malloc that never returns NULL (a lab has no use for a half-built state). */
 void *xmalloc(size_t bytes);

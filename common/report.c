@@ -13,21 +13,17 @@
 
 enum format { FORMAT_TEXT, FORMAT_CSV, FORMAT_JSON };
 
+/* One entry of the report: a parameter, a measurement or a prediction; or a
+ * check or a verdict, whose name is its metric, as in the CSV. */
 typedef struct {
     char *variant, *metric, *unit;
-    char *model;            /* a prediction's formula, else NULL */
-    double value;
-    int has_stats;
+    char *text;             /* a prediction's formula; a check's or verdict's detail */
+    char *limit;            /* a verdict's, as it prints: "at least 90%" */
+    double value;           /* the number; a verdict's, the number it read */
+    int has_stats, ok;
     stats s;
-} row;
-
-typedef struct {
-    char *name, *detail;
-    int ok;
-    const verdict *v;       /* a verdict's declaration, else NULL (a check) */
-    double value;           /* the number a verdict read */
-    char *limit;            /* "at least 90%" */
-} item;
+    const verdict *v;       /* a verdict's declaration, else NULL */
+} entry;
 
 typedef struct {
     void *items;
@@ -39,8 +35,7 @@ struct report {
     enum format format;
     int has_device;
     device_info device;
-    list params, measurements, predictions; /* of row */
-    list checks, verdicts;                  /* of item */
+    list params, measurements, predictions, checks, verdicts; /* of entry */
     int others_listed;   /* other processes the driver listed on the GPU; -1: not told */
 };
 
@@ -114,28 +109,31 @@ static void csv_field(const char *s)
     putchar('"');
 }
 
-static void csv_row(const report *r, const char *variant, const char *metric, double value,
-                    const char *unit)
+/* "lab,variant,metric," : what every row starts with. */
+static void csv_start(const report *r, const char *variant, const char *metric)
 {
     csv_field(r->prog->name);
     putchar(',');
     csv_field(variant);
     putchar(',');
     csv_field(metric);
-    printf(",%.10g,", value);
+    putchar(',');
+}
+
+static void csv_row(const report *r, const char *variant, const char *metric, double value,
+                    const char *unit)
+{
+    csv_start(r, variant, metric);
+    printf("%.10g,", value);
     csv_field(unit);
     putchar('\n');
 }
 
+/* A row whose value is text (a GPU's name, a model's formula): unit "text". */
 static void csv_text_row(const report *r, const char *variant, const char *metric,
                          const char *text)
 {
-    csv_field(r->prog->name);
-    putchar(',');
-    csv_field(variant);
-    putchar(',');
-    csv_field(metric);
-    putchar(',');
+    csv_start(r, variant, metric);
     csv_field(text);
     puts(",text");
 }
@@ -153,18 +151,18 @@ static void json_key(const char *key)
 
 static void json_rows(const char *key, const list *l)
 {
-    const row *rows = l->items;
+    const entry *rows = l->items;
     json_key(key);
     putchar('[');
     for (int i = 0; i < l->n; i++) {
-        const row *w = &rows[i];
+        const entry *w = &rows[i];
         printf("%s\n    {", i ? "," : "");
         json_key("variant"), json_string(w->variant), putchar(',');
         json_key("metric"), json_string(w->metric), putchar(',');
         json_key("value"), json_number(w->value), putchar(',');
         json_key("unit"), json_string(w->unit);
-        if (w->model)
-            putchar(','), json_key("model"), json_string(w->model);
+        if (w->text)
+            putchar(','), json_key("model"), json_string(w->text);
         if (w->has_stats) {
             const stats *s = &w->s;
             printf(",");
@@ -184,14 +182,14 @@ static void json_rows(const char *key, const list *l)
 
 static void json_items(const char *key, const char *okname, const list *l)
 {
-    const item *items = l->items;
+    const entry *items = l->items;
     json_key(key);
     putchar('[');
     for (int i = 0; i < l->n; i++) {
         printf("%s\n    {", i ? "," : "");
-        json_key("name"), json_string(items[i].name), putchar(',');
+        json_key("name"), json_string(items[i].metric), putchar(',');
         json_key(okname), fputs(items[i].ok ? "true" : "false", stdout), putchar(',');
-        json_key("detail"), json_string(items[i].detail);
+        json_key("detail"), json_string(items[i].text);
         if (items[i].v) {
             putchar(','), json_key("value"), json_number(items[i].value);
             putchar(','), json_key("unit"), json_string(items[i].v->unit);
@@ -291,10 +289,10 @@ void report_text(report *r, const char *fmt, ...)
     va_end(ap);
 }
 
-static row *add_row(list *l, const char *variant, const char *metric, double value,
+static entry *add_row(list *l, const char *variant, const char *metric, double value,
                     const char *unit)
 {
-    row *w = push(l, sizeof *w);
+    entry *w = push(l, sizeof *w);
     w->variant = copy(variant);
     w->metric = copy(metric);
     w->unit = copy(unit);
@@ -375,7 +373,7 @@ void report_stats(report *r, const char *variant, const char *metric, const stat
                   const char *unit)
 {
     char m[32], lo[32], hi[32];
-    row *w = add_row(&r->measurements, variant, metric, s->median, unit);
+    entry *w = add_row(&r->measurements, variant, metric, s->median, unit);
     w->has_stats = 1;
     w->s = *s;
     if (r->format == FORMAT_CSV)
@@ -392,9 +390,9 @@ void report_compare(report *r, const char *variant, const char *metric, const ch
     char p[32], m[32], lo[32], hi[32];
     char pmetric[128];
     snprintf(pmetric, sizeof pmetric, "predicted_%s", metric);
-    row *pw = add_row(&r->predictions, variant, metric, predicted, unit);
-    pw->model = copy(model);
-    row *w = add_row(&r->measurements, variant, metric, measured->median, unit);
+    entry *pw = add_row(&r->predictions, variant, metric, predicted, unit);
+    pw->text = copy(model);
+    entry *w = add_row(&r->measurements, variant, metric, measured->median, unit);
     w->has_stats = 1;
     w->s = *measured;
     if (r->format == FORMAT_CSV) {
@@ -412,13 +410,14 @@ void report_compare(report *r, const char *variant, const char *metric, const ch
     }
 }
 
-static item *add_item(report *r, list *l, const char *kind, const char *name, int ok,
-                      const char *fmt, va_list ap)
+static entry *add_item(report *r, list *l, const char *kind, const char *name, int ok,
+                       const char *fmt, va_list ap)
 {
-    item *it = push(l, sizeof *it);
-    it->name = copy(name);
+    entry *it = push(l, sizeof *it);
+    it->variant = copy(kind);
+    it->metric = copy(name);
     it->ok = ok;
-    it->detail = vformat(fmt, ap);
+    it->text = vformat(fmt, ap);
     if (r->format == FORMAT_CSV)
         csv_row(r, kind, name, ok, kind[0] == 'c' ? "pass" : "observed");
     return it;
@@ -428,10 +427,10 @@ void report_check(report *r, const char *name, int passed, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    item *it = add_item(r, &r->checks, "check", name, passed, fmt, ap);
+    entry *it = add_item(r, &r->checks, "check", name, passed, fmt, ap);
     va_end(ap);
     if (r->format == FORMAT_TEXT)
-        printf("  %-6s %s: %s\n", passed ? "[ok]" : "[FAIL]", name, it->detail);
+        printf("  %-6s %s: %s\n", passed ? "[ok]" : "[FAIL]", name, it->text);
 }
 
 void report_tally(report *r, const char *name, const tally *t, const char *what)
@@ -444,18 +443,19 @@ void report_tally(report *r, const char *name, const tally *t, const char *what)
         report_check(r, name, t->checked > 0, "%zu of %zu %s", t->wrong, t->checked, what);
 }
 
-/* A limit as the verdict line prints it: "at least 90%", "-2% to 2%". */
+/* A limit as the verdict line prints it: "at least 90%", "-2% to 2%", "exactly 0 launches". */
 static char *limit_text(const verdict *v)
 {
     int percent = strcmp(v->unit, "%") == 0, ratio = strcmp(v->unit, "x") == 0;
     double k = percent ? 100 : 1;
     char lo[32], hi[32], *s = NULL;
     const char *space = percent || ratio ? "" : " ", *unit = ratio ? "x" : v->unit;
-    format_value(lo, sizeof lo, v->min * k);
-    format_value(hi, sizeof hi, v->max * k);
-    int ok = isinf(v->max)   ? asprintf(&s, "at least %s%s%s", lo, space, unit)
-             : isinf(v->min) ? asprintf(&s, "at most %s%s%s", hi, space, unit)
-                             : asprintf(&s, "%s%s%s to %s%s%s", lo, space, unit, hi, space, unit);
+    snprintf(lo, sizeof lo, "%g", v->min * k); /* declared constants: printed as written */
+    snprintf(hi, sizeof hi, "%g", v->max * k);
+    int ok = isinf(v->max)       ? asprintf(&s, "at least %s%s%s", lo, space, unit)
+             : isinf(v->min)     ? asprintf(&s, "at most %s%s%s", hi, space, unit)
+             : v->min == v->max  ? asprintf(&s, "exactly %s%s%s", lo, space, unit)
+                                 : asprintf(&s, "%s%s%s to %s%s%s", lo, space, unit, hi, space, unit);
     if (ok < 0)
         fail_cannot_run("out of host memory in the report");
     return s;
@@ -466,7 +466,7 @@ int report_verdict(report *r, const verdict *v, double value, const char *fmt, .
     int observed = value >= v->min && value <= v->max; /* NaN: not observed */
     va_list ap;
     va_start(ap, fmt);
-    item *it = add_item(r, &r->verdicts, "verdict", v->name, observed, fmt, ap);
+    entry *it = add_item(r, &r->verdicts, "verdict", v->name, observed, fmt, ap);
     va_end(ap);
     it->v = v;
     it->value = value;
@@ -477,47 +477,37 @@ int report_verdict(report *r, const verdict *v, double value, const char *fmt, .
         csv_row(r, "verdict", metric, value, v->unit);
     } else if (r->format == FORMAT_TEXT) {
         printf("  observed: %-3s %s: %s (limit: %s)\n", observed ? "yes" : "NO", v->name,
-               it->detail, it->limit);
+               it->text, it->limit);
     }
     return observed;
 }
 
 static int all_ok(const list *l)
 {
-    const item *items = l->items;
+    const entry *items = l->items;
     for (int i = 0; i < l->n; i++)
         if (!items[i].ok)
             return 0;
     return 1;
 }
 
-static void free_rows(list *l)
+static void free_entries(list *l)
 {
-    row *rows = l->items;
+    entry *e = l->items;
     for (int i = 0; i < l->n; i++) {
-        free(rows[i].variant);
-        free(rows[i].metric);
-        free(rows[i].unit);
-        free(rows[i].model);
+        free(e[i].variant);
+        free(e[i].metric);
+        free(e[i].unit);
+        free(e[i].text);
+        free(e[i].limit);
     }
-    free(rows);
-}
-
-static void free_items(list *l)
-{
-    item *items = l->items;
-    for (int i = 0; i < l->n; i++) {
-        free(items[i].name);
-        free(items[i].detail);
-        free(items[i].limit);
-    }
-    free(items);
+    free(e);
 }
 
 /* The verdict whose hint leads: the GPU's sharing, else the first not observed. */
-static const item *first_not_observed(const report *r)
+static const entry *first_not_observed(const report *r)
 {
-    const item *items = r->verdicts.items, *first = NULL;
+    const entry *items = r->verdicts.items, *first = NULL;
     for (int i = r->verdicts.n - 1; i >= 0; i--)
         if (!items[i].ok && (!first || first->v != &GPU_NOT_SHARED))
             first = &items[i];
@@ -526,7 +516,7 @@ static const item *first_not_observed(const report *r)
 
 static void print_json(const report *r, int code)
 {
-    const row *params = r->params.items;
+    const entry *params = r->params.items;
     printf("{\n  ");
     json_key("lab"), json_string(r->prog->name), printf(",\n  ");
     json_key("title"), json_string(r->prog->title), printf(",\n  ");
@@ -548,7 +538,7 @@ static void print_json(const report *r, int code)
     json_rows("predictions", &r->predictions), printf(",\n  ");
     json_items("checks", "passed", &r->checks), printf(",\n  ");
     json_key("verdict");
-    const item *first = first_not_observed(r);
+    const entry *first = first_not_observed(r);
     printf("{\"observed\":%s,", first ? "false" : "true");
     /* The likely reason is for an effect not observed, as in the text. */
     json_key("hint");
@@ -598,19 +588,20 @@ void report_sharing(report *r, const gpu_sharing *start, const gpu_sharing *end)
  * then what else the report knows of the machine that could explain it. */
 static void print_hints(const report *r)
 {
-    const item *items = r->verdicts.items;
-    char listed[96];
+    const entry *items = r->verdicts.items;
     int shared = 0;
     for (int pass = 0; pass < 2; pass++)
         for (int i = 0; i < r->verdicts.n; i++) {
             int sharing = items[i].v == &GPU_NOT_SHARED;
             shared |= sharing;
             if (!items[i].ok && sharing == (pass == 0))
-                printf("likely reason for %s: %s\n", items[i].name, items[i].v->hint);
+                printf("likely reason for %s: %s\n", items[i].metric, items[i].v->hint);
         }
-    if (!shared && r->others_listed > 0)
+    if (!shared && r->others_listed > 0) {
+        char listed[96];
         printf("note: %s (see nvidia-smi): if they were working during the run, they took "
                "part of the GPU\n", processes_text(listed, sizeof listed, r->others_listed));
+    }
     if (r->has_device && r->device.launch_blocking)
         printf("note: CUDA_LAUNCH_BLOCKING=1 is set: every launch returns only when its "
                "kernel has finished, so nothing overlaps and no host call returns early\n");
@@ -631,11 +622,11 @@ int report_finish(report *r)
             print_hints(r);
     }
     fflush(stdout);
-    free_rows(&r->params);
-    free_rows(&r->measurements);
-    free_rows(&r->predictions);
-    free_items(&r->checks);
-    free_items(&r->verdicts);
+    free_entries(&r->params);
+    free_entries(&r->measurements);
+    free_entries(&r->predictions);
+    free_entries(&r->checks);
+    free_entries(&r->verdicts);
     free(r);
     return code;
 }

@@ -30,6 +30,13 @@
  *   measure_several(fn, ctx, k, warmup, reps, out, samples)   k numbers per run
  *   stats_of(samples, n), stats_over(k, &s), stats_percentile(samples, n, p)
  *
+ * DEVICE CODE AND INPUTS (kernels/kernels.h, #include "kernels.h")
+ *   spin_for_ns, spin_and_log, background_block    kernels of known duration
+ *   affine_launch(in, out, n, steps, s)     checkable work; affine_launch_with_span
+ *   affine_calibrate, affine_steps_for_ms   "a kernel of T ms" on this GPU
+ *   fill_random_u32(p, n, fresh_seed())     fresh inputs every run
+ *   random_strata(at, n, lo, hi)            moments spread over an interval
+ *
  * CHECKING RESULTS (tally.h; the verifiers are in kernels.h)
  *   tally t = {0}; t.where = "serial";      count what was checked and wrong
  *   verify_affine(in, out, n, steps, &t), verify_equal_u32(got, want, n, &t)

@@ -116,10 +116,10 @@ void measure_several(timed_k_fn fn, void *ctx, int k, int warmup, int reps, stat
     for (int j = 0; j < reps; j++) {
         fn(ctx, v);
         for (int i = 0; i < k; i++)
-            all[i * reps + j] = v[i];
+            all[(size_t)i * reps + j] = v[i];
     }
     for (int i = 0; i < k; i++)
-        out[i] = stats_of(all + i * reps, reps);
+        out[i] = stats_of(all + (size_t)i * reps, reps);
     if (!samples)
         free(all);
     free(v);

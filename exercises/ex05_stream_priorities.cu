@@ -25,13 +25,33 @@ static double block_us = 100; /* one background block */
 static int waves = 50;        /* background blocks = waves x what the GPU holds at once */
 
 static const option ex_options[] = {
-    {"block-us", OPT_DOUBLE, &block_us, 20, 10000, "US", "duration of one background block"},
-    {"waves", OPT_INT, &waves, 10, 1000, "N", "background grid size, in full waves of the GPU"},
+    {"block-us", OPT_DOUBLE, &block_us, 20, 10000, NO_QUICK, "US",
+     "duration of one background block"},
+    {"waves", OPT_INT, &waves, 10, 1000, 20, "N", "background grid size, in full waves of the GPU"},
+    {NULL},
 };
 static const program_info ex = {
-    "ex05", "exercise: give the latency-critical kernel a stream that jumps the queue",
-    ex_options, sizeof ex_options / sizeof ex_options[0], 100, /* samples per variant */
+    .name = "ex05",
+    .title = "exercise: give the latency-critical kernel a stream that jumps the queue",
+    .handout = "labs/lab05_stream_priorities/README.md",
+    .options = ex_options, .reps = 100, .quick_reps = 10, /* samples per variant */
+    .needs = NEEDS_PRIORITIES | NEEDS_CONCURRENT_KERNELS,
 };
+
+static const verdict JUMPS_QUEUE = {
+    "high_priority_jumps_queue", 5, INFINITY, "x",
+    "if your critical stream has the background's priority (the verdict's line gives both), the "
+    "block scheduler serves the background first: see TODO(student) in create_critical_stream(); "
+    "if it has a higher one, yet still waited, another process may be using this GPU (see "
+    "nvidia-smi), or CUDA_DEVICE_MAX_CONNECTIONS=1 puts all streams in one queue"};
+/* A timing condition, not a result: an urgent launch that came after the
+ * background had ended measured nothing (a busy GPU, a sanitizer's slow
+ * launches), so it makes the run "not observed", never "wrong". */
+static const verdict MID_BACKGROUND = {
+    "samples_mid_background", 0, 0, "launches",
+    "some critical launches came after the background they were meant to land in had ended: "
+    "the host was slow to launch them (a busy machine, a sanitizer); a larger --waves or "
+    "--block-us leaves them more time"};
 
 enum { THREADS = 256, CRITICAL_STEPS = 2000 };
 
@@ -51,33 +71,6 @@ static cudaStream_t create_critical_stream(void)
     return s;
 }
 
-/* ---- device code (as in lab05) ------------------------------------------------------ */
-
-/* One background block: busy for block_ns, then it counts itself. */
-__global__ void background_block(unsigned long long block_ns, unsigned long long *blocks_done)
-{
-    unsigned long long start = globaltimer_ns();
-    while (globaltimer_ns() - start < block_ns) {
-    }
-    __syncthreads();
-    if (threadIdx.x == 0)
-        atomicAdd(blocks_done, 1ull);
-}
-
-/* The critical work: `steps` rounds of x = a*x + b per element, checked by
- * verify_affine; a few microseconds. */
-__global__ void critical_work(const uint32_t *in, uint32_t *out, int n, uint32_t a, uint32_t b,
-                              int steps)
-{
-    int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < n) {
-        uint32_t x = in[i];
-        for (int s = 0; s < steps; s++)
-            x = a * x + b;
-        out[i] = x;
-    }
-}
-
 /* ---- the measurement (as in lab05) --------------------------------------------------- */
 
 typedef struct {
@@ -86,7 +79,7 @@ typedef struct {
     unsigned long long block_ns, *d_blocks_done, blocks_launched;
     int n;
     uint32_t *h_in, *h_out, *d_in, *d_out;
-    size_t mismatches, outputs;
+    tally outputs;
     int retried, invalid;
     cudaEvent_t launched, background_done, done;
 } bench;
@@ -126,19 +119,15 @@ static double one_sample(bench *b, cudaStream_t critical, double after_ms, int *
         *valid = !event_finished(b->background_done);
     }
     double h0 = host_time_ms();
-    critical_work<<<(b->n + THREADS - 1) / THREADS, THREADS, 0, critical>>>(
-        b->d_in, b->d_out, b->n, AFFINE_A, AFFINE_B, CRITICAL_STEPS);
-    CHECK_LAUNCH();
+    affine_launch(b->d_in, b->d_out, b->n, CRITICAL_STEPS, critical);
     CUDA_CHECK(cudaEventRecord(b->done, critical));
     while (!event_finished(b->done)) {
     }
     double latency_us = (host_time_ms() - h0) * 1e3;
     CUDA_CHECK(cudaDeviceSynchronize()); /* the background too, before the next sample */
 
-    size_t first_bad;
     CUDA_CHECK(cudaMemcpy(b->h_out, b->d_out, b->n * sizeof(uint32_t), cudaMemcpyDeviceToHost));
-    b->mismatches += verify_affine(b->h_in, b->h_out, b->n, CRITICAL_STEPS, &first_bad);
-    b->outputs += b->n;
+    verify_affine(b->h_in, b->h_out, b->n, CRITICAL_STEPS, &b->outputs);
     return latency_us;
 }
 
@@ -163,124 +152,92 @@ static stats measure_variant(bench *b, cudaStream_t critical, const double *afte
 
 int main(int argc, char **argv)
 {
-    common_options opt;
-    options_parse(argc, argv, &ex, &opt);
-    int samples = opt.quick ? (opt.reps < 10 ? opt.reps : 10) : opt.reps;
-    if (opt.quick)
-        waves = waves < 20 ? waves : 20;
-    device_info dev;
-    device_select(&opt, &dev);
-    if (dev.priority_greatest >= dev.priority_least)
-        fail_cannot_run("this GPU has no stream priorities (cudaDeviceGetStreamPriorityRange "
-                        "gives %d to %d)", dev.priority_least, dev.priority_greatest);
-    device_require(dev.concurrent_kernels, "this GPU runs one kernel at a time");
-    report *r = report_begin(&ex, &opt, &dev);
+    lab_run run;
+    lab_begin(&run, argc, argv, &ex);
+    report *r = run.r;
+    const device_info *dev = &run.dev;
+    int samples = run.opt.reps;
     report_param(r, "samples", samples, "count");
-    timeline_start(&opt);
 
     bench b;
     memset(&b, 0, sizeof b);
     int per_sm = 0;
     CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, background_block, THREADS,
                                                              0));
-    b.bg_blocks = (unsigned int)waves * dev.sm_count * per_sm;
+    b.bg_blocks = (unsigned int)waves * dev->sm_count * per_sm;
     b.block_ns = ns_from_ms(block_us / 1e3);
-    b.n = dev.sm_count * THREADS;
+    b.n = dev->sm_count * THREADS;
     size_t bytes = b.n * sizeof(uint32_t);
-    b.h_in = (uint32_t *)xmalloc(bytes);
-    b.h_out = (uint32_t *)xmalloc(bytes);
-    CUDA_CHECK(cudaMalloc((void **)&b.d_in, bytes));
-    CUDA_CHECK(cudaMalloc((void **)&b.d_out, bytes));
-    CUDA_CHECK(cudaMalloc((void **)&b.d_blocks_done, sizeof(unsigned long long)));
+    b.h_in = (uint32_t *)lab_pageable(&run, bytes);
+    b.h_out = (uint32_t *)lab_pageable(&run, bytes);
+    b.d_in = (uint32_t *)lab_device(&run, bytes);
+    b.d_out = (uint32_t *)lab_device(&run, bytes);
+    b.d_blocks_done = (unsigned long long *)lab_device(&run, sizeof(unsigned long long));
     CUDA_CHECK(cudaMemset(b.d_blocks_done, 0, sizeof(unsigned long long)));
     fill_random_u32(b.h_in, b.n, fresh_seed());
     CUDA_CHECK(cudaMemcpy(b.d_in, b.h_in, bytes, cudaMemcpyHostToDevice));
     CUDA_CHECK(cudaDeviceSynchronize());
-    CUDA_CHECK(cudaEventCreate(&b.launched));
-    CUDA_CHECK(cudaEventCreate(&b.background_done));
-    CUDA_CHECK(cudaEventCreate(&b.done));
-    cudaStream_t reference, critical = create_critical_stream();
-    CUDA_CHECK(cudaStreamCreateWithPriority(&b.low, cudaStreamNonBlocking, dev.priority_least));
-    CUDA_CHECK(cudaStreamCreateWithPriority(&reference, cudaStreamNonBlocking, dev.priority_least));
-    timeline_name_stream(b.low, "background (least priority)");
-    timeline_name_stream(reference, "reference (same priority)");
+    b.launched = lab_event(&run, cudaEventDefault);
+    b.background_done = lab_event(&run, cudaEventDefault);
+    b.done = lab_event(&run, cudaEventDefault);
+    cudaStream_t critical = create_critical_stream();
+    b.low = lab_stream(&run, "background (least priority)", cudaStreamNonBlocking,
+                       dev->priority_least);
+    cudaStream_t reference = lab_stream(&run, "reference (same priority)", cudaStreamNonBlocking,
+                                        dev->priority_least);
     timeline_name_stream(critical, "your critical stream");
     int priority;
     CUDA_CHECK(cudaStreamGetPriority(critical, &priority));
 
     report_section(r, "The setup");
-    report_fact(r, "priority_least", dev.priority_least, "", "the background's priority");
-    report_fact(r, "priority_greatest", dev.priority_greatest, "", "the most urgent (lower is "
+    report_fact(r, "priority_least", dev->priority_least, "", "the background's priority");
+    report_fact(r, "priority_greatest", dev->priority_greatest, "", "the most urgent (lower is "
                 "higher)");
     report_fact(r, "critical_priority", priority, "", "the priority of your critical stream");
     double background_ms = waves * block_us / 1e3;
     stats bg = measure(time_background, &b, 1, 3);
-    report_compare(r, "background", "duration", background_ms, &bg, "ms");
+    report_compare(r, "background", "duration", "waves x block duration", background_ms, &bg,
+                   "ms");
 
     /* Launch moments spread over [10%, 90%] of the background, one per stratum. */
-    double *after = (double *)xmalloc(samples * sizeof *after);
-    uint32_t *u = (uint32_t *)xmalloc(samples * sizeof *u);
-    fill_random_u32(u, samples, fresh_seed());
-    for (int i = 0; i < samples; i++)
-        after[i] = background_ms * (0.1 + 0.8 * (i + u[i] / 4294967296.0) / samples);
+    double *after = (double *)lab_pageable(&run, samples * sizeof *after);
+    random_strata(after, samples, 0.1 * background_ms, 0.9 * background_ms);
     timeline_span_begin("alone");
+    b.outputs.where = "alone";
     stats alone = measure_variant(&b, reference, NULL, samples);
     timeline_span_end();
     timeline_span_begin("reference");
+    b.outputs.where = "reference";
     stats on_reference = measure_variant(&b, reference, after, samples);
     timeline_span_end();
     timeline_span_begin("your stream");
+    b.outputs.where = "your stream";
     stats on_critical = measure_variant(&b, critical, after, samples);
     timeline_span_end();
 
     report_section(r, "The critical kernel's latency, launch to completion");
     report_stats(r, "alone", "latency", &alone, "us");
-    report_compare(r, "reference", "latency", alone.median + background_ms * 1e3 / 2,
-                   &on_reference, "us");
-    report_compare(r, "your stream", "latency", alone.median + block_us / 2, &on_critical, "us");
-    report_text(r, "  (predicted: the reference waits for about half the background; a stream "
-                "that jumps the queue\n   waits for half a block on average)\n");
+    report_compare(r, "reference", "latency", "alone + half the background",
+                   alone.median + background_ms * 1e3 / 2, &on_reference, "us");
+    report_compare(r, "your stream", "latency", "alone + half a block",
+                   alone.median + block_us / 2, &on_critical, "us");
     double ratio = on_reference.median / on_critical.median;
     report_value(r, "priority", "latency_ratio", ratio, "x");
-    report_verdict(r, "high_priority_jumps_queue", ratio >= 5, "median latency: reference "
-                   "%.0f us, your stream %.1f us: %.1fx lower (limit 5x)", on_reference.median,
-                   on_critical.median, ratio);
+    report_verdict(r, &JUMPS_QUEUE, ratio, "median latency: reference %.0f us, your stream "
+                   "(priority %d; the background's %d) %.1f us: %.1fx lower",
+                   on_reference.median, priority, dev->priority_least, on_critical.median, ratio);
 
     unsigned long long blocks_done = 0;
     CUDA_CHECK(cudaMemcpy(&blocks_done, b.d_blocks_done, sizeof blocks_done,
                           cudaMemcpyDeviceToHost));
-    report_check(r, "critical_verified", b.mismatches == 0, "%zu of %zu outputs of the critical "
-                 "kernel differ from the CPU reference", b.mismatches, b.outputs);
+    report_tally(r, "critical_verified", &b.outputs,
+                 "outputs of the critical kernel differ from the CPU reference");
     report_check(r, "background_counted", blocks_done == b.blocks_launched, "%llu background "
                  "blocks ran of %llu launched", blocks_done, b.blocks_launched);
-    /* A timing condition, not a result: an urgent launch that came after the
-     * background had ended measured nothing (a busy GPU, a sanitizer's slow
-     * launches), so it makes the run "not observed", never "wrong". */
-    report_verdict(r, "samples_mid_background", b.invalid == 0, "%d of %d critical launches "
-                   "came after the background had finished (%d retried)", b.invalid, 2 * samples,
-                   b.retried);
+    report_verdict(r, &MID_BACKGROUND, b.invalid, "%d of %d critical launches came after the "
+                   "background had finished (%d retried)", b.invalid, 2 * samples, b.retried);
 
-    free(u);
-    free(after);
-    CUDA_CHECK(cudaStreamDestroy(reference));
+    /* The critical stream is create_critical_stream()'s, not the run's: released here. */
     CUDA_CHECK(cudaStreamDestroy(critical));
-    CUDA_CHECK(cudaStreamDestroy(b.low));
-    CUDA_CHECK(cudaEventDestroy(b.done));
-    CUDA_CHECK(cudaEventDestroy(b.background_done));
-    CUDA_CHECK(cudaEventDestroy(b.launched));
-    CUDA_CHECK(cudaFree(b.d_blocks_done));
-    CUDA_CHECK(cudaFree(b.d_out));
-    CUDA_CHECK(cudaFree(b.d_in));
-    free(b.h_out);
-    free(b.h_in);
-    timeline_finish(r, &opt);
-    if (priority == dev.priority_least)
-        report_hint(r, "your critical stream has priority %d, the background's: the block "
-                       "scheduler serves the background first. See TODO(student) in "
-                       "create_critical_stream()", priority);
-    else
-        report_hint(r, "your critical stream has priority %d, yet it still waited: another "
-                       "process may be using this GPU (see nvidia-smi), or "
-                       "CUDA_DEVICE_MAX_CONNECTIONS=1 puts all streams in one queue", priority);
-    return report_finish(r);
+    return lab_end(&run);
 }

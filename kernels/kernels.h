@@ -13,7 +13,14 @@
  *                  CPU reference costs O(1) per element however long the GPU
  *                  worked.
  * calibration      turns "a kernel of T ms" into a step count, measured here.
- * sharing_probe    is another process using this GPU? */
+ * sharing_probe    is another process using this GPU?
+ *
+ * Stream 0 in a launch means what the file that DEFINES the kernel was built
+ * with: `k<<<g, b, 0, stream>>>` only records the configuration, and the
+ * kernel's stub, compiled with the kernel here in kernels/, makes the call.
+ * kernels/ is built without --default-stream per-thread, so a program built
+ * with it (lab01_ptds) launches these through cudaLaunchKernelEx, from its
+ * own file, to give 0 its own meaning. */
 #ifndef STREAMLAB_KERNELS_H
 #define STREAMLAB_KERNELS_H
 

@@ -9,6 +9,7 @@ import csv
 import json
 import math
 import os
+import re
 
 HEADER = ["lab", "variant", "metric", "value", "unit"]
 
@@ -126,7 +127,7 @@ class Results:
         return os.path.isfile(self.path(name))
 
     def report(self, stem, run=1):
-        """The report of program `stem` (lab02, lab04-sweep), first run or run N."""
+        """The report of program `stem` (lab02, lab04-ratio-1), first run or run N."""
         name = f"{stem}.csv" if run == 1 else f"{stem}.run{run}.csv"
         if name not in self._reports:
             if not self.has(name):
@@ -136,6 +137,16 @@ class Results:
                                  f" (is {self.folder} a folder that `make results` wrote?)"))
             self._reports[name] = Report(self.path(name))
         return self._reports[name]
+
+    def sweep(self, stem="lab04"):
+        """The runs of `stem` at several kernel ratios (make results writes
+        lab04-ratio-R.csv for each R), as (R, report) sorted by R."""
+        found = []
+        for name in os.listdir(self.folder):
+            m = re.fullmatch(re.escape(stem) + r"-ratio-([0-9.]+)\.csv", name)
+            if m:
+                found.append((float(m.group(1)), self.report(name[:-len(".csv")])))
+        return sorted(found, key=lambda pair: pair[0])
 
     def runs(self, stem):
         """Every run's report of `stem`, in order: stem.csv, stem.run2.csv, ..."""

@@ -1,32 +1,37 @@
-"""Figure 3: lab04 --sweep, the pipeline's speedup as the kernel's share of
-the work grows: measured points on the model's curve, for the double buffer
-(2 streams) and 4 streams with chunked batches."""
+"""Figure 3: lab04 at kernel ratios from 1/8 to 8 (make results runs it once
+per ratio, lab04-ratio-R.csv), the pipeline's speedup as the kernel's share
+of the work grows: measured points on the model's curve, for the double
+buffer (2 streams) and 4 streams with chunked batches."""
 from matplotlib.ticker import FixedLocator, NullLocator
 
 import style
 from data import DataError
 
 NAME = "3-lab04-sweep.png"
-SERIES = (("2 streams", "speedup_2_streams", "2 streams (double buffer)"),
-          ("4 streams", "speedup_4_streams", "4 streams, chunked batches"))
+# (colour key, lab04's variant, legend)
+SERIES = (("2 streams", "double buffered", "2 streams (double buffer)"),
+          ("4 streams", "4 streams depth", "4 streams, chunked batches"))
+
+
+def kernel_to_copy(report):
+    """The ratio the run measured: its kernel's time over its upload's."""
+    return report.value("kernel", "time") / report.value("H2D", "time")
 
 
 def draw(results, out):
-    report = results.report("lab04-sweep")
-    variants = [v for v in report.variants("kernel_to_copy") if v.startswith("sweep ")]
-    if len(variants) < 2:
-        raise DataError(f"{report.path}: fewer than two 'sweep <ratio>x' rows: not the "
-                        f"output of lab04 --sweep --csv")
-    points = sorted((report.value(v, "kernel_to_copy"), v) for v in variants)
+    runs = results.sweep("lab04")
+    if len(runs) < 2:
+        raise DataError(f"{results.folder}: fewer than two lab04-ratio-R.csv reports (make "
+                        f"results writes one per kernel ratio)")
+    points = sorted((kernel_to_copy(report), report) for _, report in runs)
     ratios = [r for r, _ in points]
     fig, ax = style.figure(10.5, 6)
-    for key, metric, label in SERIES:
+    for key, variant, label in SERIES:
         colour = style.STREAMS[key]
-        predicted = [report.value(v, "predicted_" + metric) for _, v in points]
-        median, low, high = zip(*(report.stats(v, metric) for _, v in points))
+        predicted = [report.value(variant, "predicted_speedup") for _, report in points]
+        median, low, high = zip(*(report.stats(variant, "speedup") for _, report in points))
         ax.plot(ratios, predicted, "--", marker="o", markerfacecolor="white", markersize=5,
-                color=colour, linewidth=1.5, alpha=0.8,
-                label=f"{label}: model")
+                color=colour, linewidth=1.5, alpha=0.8, label=f"{label}: model")
         ax.errorbar(ratios, median, yerr=[[m - lo for m, lo in zip(median, low)],
                                           [hi - m for m, hi in zip(median, high)]],
                     fmt="o", color=colour, markersize=7, capsize=3,

@@ -4,11 +4,12 @@
 #
 #   plots/results.sh PROGRAM...      (make passes the labs: lab00 lab01 ...)
 #
-# Each program runs with --csv; lab04 also runs with --sweep, and once more
-# with --quick --trace for the timeline. Everything goes into
-# results/<gpu-name>-<date>/ (a second folder of the same day gets -2, -3):
+# Each program runs with --csv; lab04 also runs once per kernel ratio of the
+# sweep (figure 3), and once more with --quick --trace for the timeline.
+# Everything goes into results/<gpu-name>-<date>/ (a second folder of the
+# same day gets -2, -3):
 #   labNN.csv            the report (labNN.run2.csv ... with RUNS > 1)
-#   lab04-sweep.csv      lab04 --sweep
+#   lab04-ratio-R.csv    lab04 --kernel-ratio R, for each R in SWEEP_RATIOS
 #   lab04-trace.json     the Chrome trace of lab04 --quick; lab04-trace.txt its report
 #   labNN.err            whatever a program wrote to stderr, when it did
 #   meta                 GPU, driver, CUDA, date, command, and how each run ended
@@ -45,8 +46,11 @@ trap 'rm -rf "$stage"; exit 130' INT TERM
 
 declare -A outcome      # name -> "ok", "waived (exit 3): why" ...
 declare -A commands     # name -> the command line
+# The kernel ratios of lab04's sweep: from a kernel 1/8 as long as an upload
+# to 8 times as long, balanced (1) in the middle.
+SWEEP_RATIOS="0.125 0.25 0.5 1 2 4 8"
 extras=0                # lab04's sweep and trace
-[[ " $* " == *" lab04 "* ]] && extras=2
+[[ " $* " == *" lab04 "* ]] && extras=$(($(wc -w <<<"$SWEEP_RATIOS") + 1))
 total=$(($# * runs + extras))
 done_count=0
 failures=0
@@ -93,7 +97,9 @@ for ((r = 1; r <= runs; r++)); do
         else run "$p.run$r" "$p.run$r.csv" "$p" --csv; fi
     done
     if ((r == 1 && extras)); then
-        run lab04-sweep lab04-sweep.csv lab04 --sweep --csv
+        for ratio in $SWEEP_RATIOS; do
+            run "lab04-ratio-$ratio" "lab04-ratio-$ratio.csv" lab04 --kernel-ratio "$ratio" --csv
+        done
         run lab04-trace lab04-trace.txt lab04 --quick --trace "$stage/lab04-trace.json"
     fi
 done

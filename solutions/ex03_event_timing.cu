@@ -1,8 +1,8 @@
 /* ex03: a timing harness for a kernel of known duration.
  *
- * The task: the kernel below spins for exactly --kernel-ms (5 ms; 1 ms with
- * --quick) by the GPU's own clock. Complete the two TODO(student) parts so
- * that the program times it the way lab03 teaches:
+ * The task: the given kernel (spin_and_log, in kernels/) spins for exactly
+ * --kernel-ms (5 ms; 1 ms with --quick) by the GPU's own clock. Complete the
+ * two TODO(student) parts so that the program times it the way lab03 teaches:
  *   - time_one_launch(): one launch between CUDA events recorded in the
  *     kernel's own stream; wait for the stop event before reading the time;
  *   - time_kernel(): warm up first (at least one untimed launch: the first
@@ -28,34 +28,32 @@
 static double kernel_ms = 5; /* the known duration */
 
 static const option ex_options[] = {
-    {"kernel-ms", OPT_DOUBLE, &kernel_ms, 0.5, 1000, "MS",
-     "how long the kernel of known duration spins (--quick: 1 unless given)"},
+    {"kernel-ms", OPT_DOUBLE, &kernel_ms, 0.5, 1000, 1, "MS",
+     "how long the kernel of known duration spins"},
+    {NULL},
 };
 static const program_info ex = {
-    "sol03", /* named after its binary, so its messages say which program spoke */
-    "exercise: a timing harness (warm-up, repetitions, median) for a known kernel",
-    ex_options, sizeof ex_options / sizeof ex_options[0], 20,
+    .name = "sol03", /* named after its binary, so its messages say which program spoke */
+    .title = "exercise: a timing harness (warm-up, repetitions, median) for a known kernel",
+    .handout = "labs/lab03_event_timing/README.md",
+    .options = ex_options, .reps = 20, .quick_reps = 10,
 };
+
+static const verdict MEDIAN_MATCHES = {
+    "median_matches_known", -0.02, 0.02, "%",
+    "if it measured nothing, the harness is not written yet: complete TODO(student) in "
+    "time_one_launch() and time_kernel(); a median far below the known duration timed the "
+    "launch call, not the kernel (events in the kernel's stream, and wait for the stop event); "
+    "far above it, another process may be using this GPU (nvidia-smi)"};
+/* Its number: the launches beyond the samples, 0 when there are no samples. */
+static const verdict WARM_UP = {
+    "warm_up_done", 1, INFINITY, "launches",
+    "no launch stayed out of the samples: the first launch of a kernel loads it; launch at "
+    "least once untimed before the samples, as TODO(student) in time_kernel() asks"};
 
 enum { SPARE_LAUNCHES = 100 }; /* room in the log for warm-up launches */
 
-/* ---- given: the kernel, which leaves a record of each run -------------------- */
-
-typedef struct {
-    unsigned long long tag;        /* a fresh random base plus the launch's number */
-    unsigned long long elapsed_ns; /* how long it spun, by the GPU's own clock */
-} launch_record;
-
-/* spin_for_ns (kernels/spin.cu) plus one store, so every launch can be checked. */
-__global__ void spin_and_log(uint64_t ns, uint64_t tag, launch_record *out)
-{
-    uint64_t start = globaltimer_ns(), now;
-    do
-        now = globaltimer_ns();
-    while (now - start < ns);
-    out->tag = tag;
-    out->elapsed_ns = now - start;
-}
+/* ---- given: the harness; spin_and_log (kernels/) leaves a record of each run ---- */
 
 typedef struct {
     cudaStream_t stream;   /* the kernel's stream: record your events here */
@@ -117,7 +115,8 @@ static void verify_log(report *r, const harness *h)
                           cudaMemcpyDeviceToHost));
     int bad = 0;
     for (int i = 0; i < h->capacity; i++) {
-        int ran = log[i].tag == h->tag_base + (uint64_t)i && log[i].elapsed_ns >= h->ns;
+        int ran = log[i].tag == h->tag_base + (uint64_t)i &&
+                  log[i].end_ns - log[i].start_ns >= h->ns;
         int untouched = log[i].tag == ~0ull;
         bad += i < h->launches ? !ran : !untouched;
     }
@@ -129,65 +128,42 @@ static void verify_log(report *r, const harness *h)
 
 int main(int argc, char **argv)
 {
-    common_options opt;
-    options_parse(argc, argv, &ex, &opt);
-    if (opt.quick) {
-        if (!option_given(argc, argv, "--kernel-ms"))
-            kernel_ms = 1;
-        if (opt.reps > 10)
-            opt.reps = 10;
-    }
-    device_info dev;
-    device_select(&opt, &dev);
-    report *r = report_begin(&ex, &opt, &dev);
-    timeline_start(&opt);
+    lab_run lab;
+    lab_begin(&lab, argc, argv, &ex);
+    report *r = lab.r;
     report_param(r, "kernel_ms", kernel_ms, "ms");
 
     harness h;
     memset(&h, 0, sizeof h);
     h.ns = ns_from_ms(kernel_ms);
     h.tag_base = fresh_seed() >> 1; /* a fresh tag every run; never the all-ones poison */
-    h.capacity = opt.reps + SPARE_LAUNCHES;
-    CUDA_CHECK(cudaStreamCreateWithFlags(&h.stream, cudaStreamNonBlocking));
-    timeline_name_stream(h.stream, "kernel");
-    CUDA_CHECK(cudaMalloc((void **)&h.d_log, (size_t)h.capacity * sizeof(launch_record)));
+    h.capacity = lab.opt.reps + SPARE_LAUNCHES;
+    h.stream = lab_stream(&lab, "kernel", cudaStreamNonBlocking, 0);
+    h.d_log = (launch_record *)lab_device(&lab, (size_t)h.capacity * sizeof(launch_record));
     CUDA_CHECK(cudaMemset(h.d_log, 0xff, (size_t)h.capacity * sizeof(launch_record)));
     CUDA_CHECK(cudaDeviceSynchronize());
-    event_timer_create(&h.timer);
+    h.timer = lab_timer(&lab);
 
     report_section(r, "Your harness around a kernel of known duration");
     timeline_span_begin("your harness");
-    stats s = time_kernel(&h, opt.reps);
+    stats s = time_kernel(&h, lab.opt.reps);
     timeline_span_end();
-    report_compare(r, "your harness", "duration", kernel_ms, &s, "ms");
+    report_compare(r, "your harness", "duration", "the known duration", kernel_ms, &s, "ms");
     report_value(r, "your harness", "samples", s.n, "count");
     report_value(r, "your harness", "launches", h.launches, "count");
     verify_log(r, &h);
 
     double off = s.n > 0 ? s.median / kernel_ms - 1 : -1;
     if (s.n == 0)
-        report_verdict(r, "median_matches_known", 0, "not measured: complete TODO(student) "
+        report_verdict(r, &MEDIAN_MATCHES, off, "not measured: complete TODO(student) "
                        "in time_one_launch() and time_kernel()");
     else
-        report_verdict(r, "median_matches_known", fabs(off) <= 0.02,
-                       "your median %.4f ms for a %.3f ms kernel: %+.2f%% (limit 2%%), n=%d",
+        report_verdict(r, &MEDIAN_MATCHES, off,
+                       "your median %.4f ms for a %.3f ms kernel: %+.2f%%, n=%d",
                        s.median, kernel_ms, off * 100, s.n);
-    report_verdict(r, "warm_up_done", s.n > 0 && h.launches > s.n,
+    report_verdict(r, &WARM_UP, s.n > 0 ? h.launches - s.n : 0,
                    "%d launches for %d samples: %s", h.launches, s.n,
                    h.launches > s.n ? "the first launch stayed out of the samples"
                                     : "no untimed warm-up launch");
-
-    event_timer_destroy(&h.timer);
-    CUDA_CHECK(cudaFree(h.d_log));
-    CUDA_CHECK(cudaStreamDestroy(h.stream));
-    timeline_finish(r, &opt);
-    if (s.n == 0)
-        report_hint(r, "the harness is not written yet: complete TODO(student) in "
-                       "time_one_launch() and time_kernel()");
-    else
-        report_hint(r, "a median far below the known duration timed the launch call, not "
-                       "the kernel (events in the kernel's stream, and wait for the stop "
-                       "event); far above it, another process may be using this GPU "
-                       "(nvidia-smi)");
-    return report_finish(r);
+    return lab_end(&lab);
 }

@@ -23,6 +23,7 @@
 #include "streamlab.h"
 #include "kernels.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -30,14 +31,30 @@ static int size_mib = 4;   /* 1M elements */
 static double spin_ms = 2; /* the slow first stage */
 
 static const option ex_options[] = {
-    {"size-mib", OPT_INT, &size_mib, 1, 256, "MIB", "size of each buffer"},
-    {"spin-ms", OPT_DOUBLE, &spin_ms, 0.5, 100, "MS", "how long the slow first stage takes"},
+    {"size-mib", OPT_INT, &size_mib, 1, 256, NO_QUICK, "MIB", "size of each buffer"},
+    {"spin-ms", OPT_DOUBLE, &spin_ms, 0.5, 100, NO_QUICK, "MS",
+     "how long the slow first stage takes"},
+    {NULL},
 };
 static const program_info ex = {
-    "sol06", /* named after its binary, so its messages say which program spoke */
-    "exercise: make one stream wait for another on the GPU, never on the host",
-    ex_options, sizeof ex_options / sizeof ex_options[0], 20, /* runs, each on fresh inputs */
+    .name = "sol06", /* named after its binary, so its messages say which program spoke */
+    .title = "exercise: make one stream wait for another on the GPU, never on the host",
+    .handout = "labs/lab06_stream_races/README.md",
+    .options = ex_options, .reps = 20, .quick_reps = 5, /* runs, each on fresh inputs */
+    .memory_option = "size-mib", .memory_per_unit = 3 << 20, /* d_in, d_mid, d_out */
 };
+
+static const verdict HOST_NEVER_BLOCKS = {
+    "host_never_blocks", -INFINITY, 0.10, "%",
+    "issue_pipeline() waited for the GPU: cudaStreamWaitEvent makes the GPU wait; "
+    "cudaStreamSynchronize and cudaEventSynchronize make the host wait"};
+/* Had the host waited for stage 1 inside issue_pipeline(), stream produce
+ * would be idle when it returns: counted over the runs, none may be. */
+static const verdict PRODUCER_BUSY = {
+    "producer_busy_on_return", 0, 0, "runs",
+    "stage 1 had finished when issue_pipeline() returned: the host waited for it. "
+    "cudaStreamWaitEvent makes the GPU wait; cudaStreamSynchronize and cudaEventSynchronize make "
+    "the host wait"};
 
 enum { POISON = 0xff }; /* every byte: words of 0xffffffff that no run wrote */
 
@@ -95,41 +112,31 @@ static void issue_pipeline(pipeline *p)
 
 int main(int argc, char **argv)
 {
-    common_options opt;
-    options_parse(argc, argv, &ex, &opt);
-    if (opt.quick && !option_given(argc, argv, "--reps"))
-        opt.reps = 5;
-    device_info dev;
-    device_select(&opt, &dev);
-    if (((size_t)size_mib << 20) * 3 > dev.free_memory / 2)
-        fail_usage("--size-mib %d: three buffers need more than half of this GPU's free "
-                   "memory (%zu MiB)", size_mib, dev.free_memory >> 20);
-    report *r = report_begin(&ex, &opt, &dev);
-    timeline_start(&opt);
+    lab_run lab;
+    lab_begin(&lab, argc, argv, &ex);
+    report *r = lab.r;
 
     pipeline p;
     memset(&p, 0, sizeof p);
     p.bytes = (size_t)size_mib << 20;
     p.n = p.bytes / sizeof(uint32_t);
     p.spin_ns = ns_from_ms(spin_ms);
-    int runs = opt.reps;
+    int runs = lab.opt.reps;
     report_param(r, "elements", (double)p.n, "count");
     report_param(r, "stage1_delay", spin_ms, "ms");
     report_param(r, "runs", runs, "count");
 
-    CUDA_CHECK(cudaStreamCreateWithFlags(&p.produce, cudaStreamNonBlocking));
-    CUDA_CHECK(cudaStreamCreateWithFlags(&p.consume, cudaStreamNonBlocking));
-    timeline_name_stream(p.produce, "produce");
-    timeline_name_stream(p.consume, "consume");
-    CUDA_CHECK(cudaEventCreateWithFlags(&p.produced, cudaEventDisableTiming)); /* orders only */
-    CUDA_CHECK(cudaMallocHost((void **)&p.h_in, p.bytes));
-    CUDA_CHECK(cudaMallocHost((void **)&p.h_out, p.bytes));
-    CUDA_CHECK(cudaMalloc((void **)&p.d_in, p.bytes));
-    CUDA_CHECK(cudaMalloc((void **)&p.d_mid, p.bytes));
-    CUDA_CHECK(cudaMalloc((void **)&p.d_out, p.bytes));
+    p.produce = lab_stream(&lab, "produce", cudaStreamNonBlocking, 0);
+    p.consume = lab_stream(&lab, "consume", cudaStreamNonBlocking, 0);
+    p.produced = lab_event(&lab, cudaEventDisableTiming); /* orders only */
+    p.h_in = (uint32_t *)lab_pinned(&lab, p.bytes);
+    p.h_out = (uint32_t *)lab_pinned(&lab, p.bytes);
+    p.d_in = (uint32_t *)lab_device(&lab, p.bytes);
+    p.d_mid = (uint32_t *)lab_device(&lab, p.bytes);
+    p.d_out = (uint32_t *)lab_device(&lab, p.bytes);
 
-    double *issue_ms = (double *)xmalloc((size_t)runs * sizeof(double));
-    size_t wrong = 0, first_bad;
+    double *issue_ms = (double *)lab_pageable(&lab, (size_t)runs * sizeof(double));
+    tally results = {0};
     int runs_wrong = 0, producer_busy = 0;
     timeline_span_begin("pipeline");
     for (int run = -1; run < runs; run++) { /* run -1 warms up: not counted */
@@ -146,47 +153,32 @@ int main(int argc, char **argv)
         /* The host needs the result: it waits for the stream it reads from,
          * after the pipeline was issued, not inside it. */
         CUDA_CHECK(cudaStreamSynchronize(p.consume));
-        size_t bad = verify_affine(p.h_in, p.h_out, p.n, 2, &first_bad);
+        size_t bad = verify_affine(p.h_in, p.h_out, p.n, 2, run < 0 ? NULL : &results);
         if (run < 0)
             continue;
         issue_ms[run] = issued;
         producer_busy += busy == cudaErrorNotReady;
         runs_wrong += bad > 0;
-        wrong += bad;
     }
     timeline_span_end();
     CUDA_CHECK(cudaDeviceSynchronize());
     stats issue = stats_of(issue_ms, runs);
-    free(issue_ms);
 
     report_section(r, "Two stages, two streams, one buffer between them");
-    size_t checked = p.n * (size_t)runs;
-    report_value(r, "pipeline", "mismatches", (double)wrong, "count");
-    report_value(r, "pipeline", "checked", (double)checked, "count");
+    report_value(r, "pipeline", "mismatches", (double)results.wrong, "count");
+    report_value(r, "pipeline", "checked", (double)results.checked, "count");
     report_stats(r, "pipeline", "host_issue", &issue, "ms");
     report_value(r, "pipeline", "producer_busy_runs", producer_busy, "count");
-    report_check(r, "pipeline_correct", wrong == 0, "%zu of %zu results wrong, in %d of %d runs%s",
-                 wrong, checked, runs_wrong, runs,
-                 wrong ? ": stage 2 read d_mid before stage 1 wrote it. TODO(student) in "
-                         "issue_pipeline(): record p->produced in stream produce and make "
-                         "stream consume wait for it (cudaStreamWaitEvent)"
-                       : "");
-    int free_host = issue.median < 0.1 * spin_ms && producer_busy == runs;
-    report_verdict(r, "host_never_blocks", free_host, "issuing took %.1f us (limit: under 10%% "
-                   "of the %g ms stage, %.0f us); stage 1 still busy on return in %d of %d runs "
-                   "(limit: every run)", issue.median * 1e3, spin_ms, spin_ms * 100,
-                   producer_busy, runs);
-    report_hint(r, "issue_pipeline() waited for the GPU: cudaStreamWaitEvent makes the GPU "
-                   "wait; cudaStreamSynchronize and cudaEventSynchronize make the host wait");
-
-    CUDA_CHECK(cudaFree(p.d_out));
-    CUDA_CHECK(cudaFree(p.d_mid));
-    CUDA_CHECK(cudaFree(p.d_in));
-    CUDA_CHECK(cudaFreeHost(p.h_out));
-    CUDA_CHECK(cudaFreeHost(p.h_in));
-    CUDA_CHECK(cudaEventDestroy(p.produced));
-    CUDA_CHECK(cudaStreamDestroy(p.consume));
-    CUDA_CHECK(cudaStreamDestroy(p.produce));
-    timeline_finish(r, &opt);
-    return report_finish(r);
+    char what[320];
+    snprintf(what, sizeof what, "results wrong, in %d of %d runs%s", runs_wrong, runs,
+             results.wrong ? ": stage 2 read d_mid before stage 1 wrote it. TODO(student) in "
+                             "issue_pipeline(): record p->produced in stream produce and make "
+                             "stream consume wait for it (cudaStreamWaitEvent)"
+                           : "");
+    report_tally(r, "pipeline_correct", &results, what);
+    report_verdict(r, &HOST_NEVER_BLOCKS, issue.median / spin_ms, "issuing took %.1f us, %.1f%% "
+                   "of the %g ms stage", issue.median * 1e3, issue.median / spin_ms * 100, spin_ms);
+    report_verdict(r, &PRODUCER_BUSY, runs - producer_busy, "stage 1 had already finished when "
+                   "issue_pipeline() returned in %d of %d runs", runs - producer_busy, runs);
+    return lab_end(&lab);
 }

@@ -30,6 +30,6 @@ load test_helper
         [ "$status" -eq 2 ] || fail "$p --kernel-ms 0: exit $status, expected 2"
         assert_equal "$stderr" "$p: --kernel-ms must be a number from 1 to 1000 (got '0')"
         run "./$p" --help
-        assert_output --partial "(--quick: 5 unless given) (1 to 1000; default 20)"
+        assert_output --partial "(1 to 1000; default 20, --quick 5)"
     done
 }

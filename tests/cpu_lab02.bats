@@ -20,7 +20,8 @@ load test_helper
     assert_success
     assert_output --partial "--max-mib"
     assert_output --partial "--async-mib"
-    assert_output --partial "--quick: 16"
+    assert_output --regexp "--max-mib MIB .*default 256, --quick 16\\)"
+    assert_output --regexp "--async-mib MIB .*default 64, --quick 16\\)"
 }
 
 @test "ex02 and sol02 range-check the chunks of their pipeline" {

@@ -7,34 +7,40 @@ load test_helper
 # The lab04 programs this tree builds (solutions/ may be withheld).
 lab04_programs() { programs | grep -xE 'lab04|ex04|sol04'; }
 
-@test "lab04, ex04 and sol04 range-check their pipeline options, naming the range" {
-    for p in $(lab04_programs); do
-        run --separate-stderr "./$p" --batches 1
-        [ "$status" -eq 2 ] || fail "$p --batches 1: exit $status, expected 2"
-        assert_equal "$stderr" "$p: --batches must be an integer from 2 to 1024 (got '1')"
-        run --separate-stderr "./$p" --batch-mib 0
-        [ "$status" -eq 2 ] || fail "$p --batch-mib 0: exit $status, expected 2"
-        assert_equal "$stderr" "$p: --batch-mib must be an integer from 1 to 1024 (got '0')"
-        run --separate-stderr "./$p" --kernel-ratio 0
-        [ "$status" -eq 2 ] || fail "$p --kernel-ratio 0: exit $status, expected 2"
-        assert_equal "$stderr" "$p: --kernel-ratio must be a number from 0.05 to 20 (got '0')"
-    done
+# range PROGRAM OPTION VALUE MESSAGE: PROGRAM OPTION VALUE is a usage error saying MESSAGE.
+range() {
+    run --separate-stderr "./$1" "$2" "$3"
+    [ "$status" -eq 2 ] || fail "$1 $2 $3: exit $status, expected 2"
+    assert_equal "$stderr" "$1: $2 must be $4 (got '$3')"
 }
 
-@test "a pipeline larger than 8 GiB of input is a usage error before any GPU is touched" {
-    for p in $(lab04_programs); do
+@test "lab04 range-checks its pipeline options, naming the range: at most 64 x 128 MiB, 8 GiB of input" {
+    range lab04 --batches 1 "an integer from 2 to 64"
+    range lab04 --batches 65 "an integer from 2 to 64"
+    range lab04 --batch-mib 0 "an integer from 1 to 128"
+    range lab04 --batch-mib 129 "an integer from 1 to 128"
+    range lab04 --kernel-ratio 0 "a number from 0.05 to 20"
+    run ./lab04 --batches 64 --batch-mib 128 --dry-run
+    assert_success
+}
+
+@test "ex04 and sol04 range-check their pipeline options, and refuse more than 8 GiB of input" {
+    for p in $(programs | grep -xE 'ex04|sol04'); do
+        range "$p" --batches 1 "an integer from 2 to 1024"
+        range "$p" --batch-mib 0 "an integer from 1 to 1024"
+        range "$p" --kernel-ratio 0 "a number from 0.05 to 20"
         run --separate-stderr "./$p" --batches 1024 --batch-mib 16
         [ "$status" -eq 2 ] || fail "$p: exit $status, expected 2"
         assert_equal "$stderr" "$p: --batches 1024 x --batch-mib 16 is more than 8192 MiB of input"
     done
 }
 
-@test "only lab04 has --sweep; the exercise keeps to the double buffer" {
+@test "the compute/copy sweep is lab04 run at several --kernel-ratio values, not an option" {
     run ./lab04 --help
-    assert_success
-    assert_output --partial "--sweep"
-    for p in $(programs | grep -xE 'ex04|sol04'); do
+    assert_output --partial "--kernel-ratio R"
+    for p in $(lab04_programs); do
         run --separate-stderr "./$p" --sweep
         [ "$status" -eq 2 ] || fail "$p --sweep: exit $status, expected 2"
     done
+    grep -q 'SWEEP_RATIOS="0.125 0.25 0.5 1 2 4 8"' plots/results.sh
 }

@@ -153,6 +153,47 @@ bad() {
 @test "a flag given a value is a usage error" { bad --quick=yes "--quick"; }
 @test "--csv and --json together are a usage error" { bad --csv --json "--csv and --json"; }
 
+# ---- --quick and --dry-run -----------------------------------------------------
+
+# Every option with a --quick value, from --help: "NAME MIN MAX DEFAULT QUICK" a line.
+quick_options() {
+    "./$1" --help | sed -nE 's/^  (--[a-z0-9-]+) [A-Z]+ .*\(([-0-9.e+]+) to ([-0-9.e+]+); default ([-0-9.e+]+), --quick ([-0-9.e+]+)\)$/\1 \2 \3 \4 \5/p'
+}
+
+@test "--quick changes only what the user did not type, for every program, as --dry-run shows" {
+    local p name min max default quick typed failures="" tried=0
+    for p in $(programs); do
+        [ -n "$(quick_options "$p")" ] || failures+=$'\n'"$p: --help shows no --quick value"
+        while read -r name min max default quick; do
+            typed=$min
+            [ "$typed" != "$quick" ] || typed=$max
+            grep -qx "  $name $default" <<<"$("./$p" --dry-run)" ||
+                failures+=$'\n'"$p --dry-run: $name is not its default $default"
+            grep -qx "  $name $quick" <<<"$("./$p" --quick --dry-run)" ||
+                failures+=$'\n'"$p --quick --dry-run: $name is not its --quick value $quick"
+            grep -qx "  $name $typed" <<<"$("./$p" "$name" "$typed" --quick --dry-run)" ||
+                failures+=$'\n'"$p $name $typed --quick: the typed value did not survive"
+            grep -qx "  $name $typed" <<<"$("./$p" --quick "$name=$typed" --dry-run)" ||
+                failures+=$'\n'"$p --quick $name=$typed: the typed value did not survive"
+            tried=$((tried + 1))
+        done < <(quick_options "$p")
+    done
+    [ "$tried" -ge "$(programs | wc -l)" ] || failures+=$'\n'"only $tried options tried"
+    [ -z "$failures" ] || fail "--quick and typed values:$failures"
+}
+
+@test "--dry-run prints every setting and touches no GPU" {
+    for p in $(programs); do
+        run --separate-stderr "./$p" --dry-run --reps 7 --csv
+        assert_success
+        assert_line "$p would run with:"
+        assert_line "  --reps 7"
+        assert_line "  --csv on"
+        assert_line "  --quick off"
+        [ -z "$stderr" ] || fail "$p --dry-run wrote to stderr: $stderr"
+    done
+}
+
 @test "--help wins over a mistake beside it" {
     run ./lab00 --reps 0 --help
     assert_success
@@ -169,7 +210,7 @@ bad() {
 }
 
 @test "sizes whose product is absurd are a usage error before any GPU is touched" {
-    for p in $(programs | grep -xE 'lab04|ex04|sol04'); do
+    for p in $(programs | grep -xE 'ex04|sol04'); do
         run --separate-stderr "./$p" --batches 1024 --batch-mib 1024
         assert_failure 2
         [[ "$stderr" == *"--batches 1024 x --batch-mib 1024"* ]] || fail "$p: $stderr"

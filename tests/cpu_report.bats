@@ -64,13 +64,17 @@ load test_helper
     assert_output "true"
 }
 
-@test "the text report prints prediction beside measurement, checks and verdicts" {
+@test "the text report prints prediction beside measurement with its model, checks and verdicts with their limits" {
     run "$TOOLS/report_test"
     assert_success
-    assert_output --regexp "variant b +time +predicted +2.500 +measured +3 ms +x1.20"
+    assert_output --partial "the model, and what each line means: tests/cpu_report.bats"
+    assert_output --regexp "variant b +time +predicted +2.500 +measured +3 ms +x1.20 .* = a \+ b"
     assert_output --partial "[ok]   verified: 0 mismatches"
-    assert_output --partial "observed: yes effect: ratio 1.95"
+    assert_output --partial "[ok]   outputs: 0 of 100 outputs differ"
+    assert_output --partial "observed: yes effect: ratio 1.95 (limit: at least 1.8x)"
+    assert_output --partial "observed: yes second: off by a little (limit: -2% to 2%)"
     assert_output --partial "result: results correct, effect observed (exit 0)"
+    refute_output --partial "likely reason"
 }
 
 @test "a failed check exits 1 in every format" {
@@ -80,18 +84,46 @@ load test_helper
     done
     run "$TOOLS/report_test" --fail-check
     assert_output --partial "[FAIL] verified: 7 mismatches"
+    assert_output --partial "[FAIL] outputs: 3 of 100 outputs differ; the first: element 42 in variant a"
 }
 
-@test "an effect not observed exits 4 and names the likely reason" {
+@test "an effect not observed exits 4 and prints the hint each failed verdict declared" {
     run "$TOOLS/report_test" --not-observed
     assert_failure 4
-    assert_output --partial "observed: NO  effect: ratio 1.10"
-    assert_output --partial "likely reason: a made-up reason"
+    assert_output --partial "observed: NO  effect: ratio 1.10 (limit: at least 1.8x)"
+    assert_output --partial "likely reason for effect: a made-up reason"
+    assert_output --partial "likely reason for second: another made-up reason"
     "$TOOLS/report_test" --json --not-observed >"$BATS_TEST_TMPDIR/r.json" || true
     run report get "$BATS_TEST_TMPDIR/r.json" verdict.observed
     assert_output "false"
+    run report get "$BATS_TEST_TMPDIR/r.json" verdict.hint
+    assert_output "a made-up reason"
+    run report get "$BATS_TEST_TMPDIR/r.json" verdict.items.0.value
+    assert_output "1.1"
+    run report get "$BATS_TEST_TMPDIR/r.json" verdict.items.0.limit
+    assert_output "at least 1.8x"
+    run report get "$BATS_TEST_TMPDIR/r.json" verdict.items.1.hint
+    assert_output "another made-up reason"
     run report get "$BATS_TEST_TMPDIR/r.json" exit_code
     assert_output "4"
+    "$TOOLS/report_test" --json >"$BATS_TEST_TMPDIR/ok.json"
+    run report get "$BATS_TEST_TMPDIR/ok.json" verdict.items.0.hint
+    assert_output "null"
+}
+
+@test "--quick sets the table's quick values, never one the user typed, and --dry-run shows them" {
+    run "$TOOLS/report_test" --help
+    assert_output --partial "(0.5 to 1024; default 64, --quick 2)"
+    assert_output --partial "(1 to 10000; default 3, --quick 1)"
+    run "$TOOLS/report_test" --dry-run
+    assert_success
+    assert_output --partial "--size 64"
+    run "$TOOLS/report_test" --quick --dry-run
+    assert_output --partial "--size 2"
+    assert_output --partial "--reps 1"
+    run "$TOOLS/report_test" --size 8 --reps 4 --quick --dry-run
+    assert_output --partial "--size 8"
+    assert_output --partial "--reps 4"
 }
 
 @test "the exit codes the programs print are the ones README documents" {

@@ -24,7 +24,7 @@ teardown() { stop_load; }
         echo "# $p: exit $status"
         [ "$status" -eq 4 ] || fail "$p --quick exited $status on a loaded GPU: $output"
         assert_output --partial "observed: NO  gpu_not_shared: the GPU ran other work"
-        assert_output --partial "likely reason: another process was using this GPU"
+        assert_output --partial "likely reason for gpu_not_shared: another process was using this GPU"
         refute_output --partial "effect observed (exit 0)"
     done
 }
@@ -49,5 +49,5 @@ print(v[0]['observed'], d['verdict']['observed'], 'another process' in d['verdic
     status=0
     wait "$lab" || status=$?
     [ "$status" -eq 4 ] || fail "lab02 exited $status: $(cat "$BATS_TEST_TMPDIR/out.txt")"
-    grep -q "likely reason: another process was using this GPU" "$BATS_TEST_TMPDIR/out.txt"
+    grep -q "likely reason for gpu_not_shared: another process was using this GPU" "$BATS_TEST_TMPDIR/out.txt"
 }

@@ -7,14 +7,6 @@ load repeat
 
 setup() { require_gpu; }
 
-# within FILE VARIANT METRIC LOW HIGH: LOW <= the value <= HIGH (Python expressions).
-within() {
-    local v
-    v=$(report value "$1" "$2" "$3") || fail "no $2 / $3 in $1"
-    python3 -c "import sys; v = $v; sys.exit(not ($4 <= v <= $5))" ||
-        fail "$2 $3 = $v, expected from $4 to $5"
-}
-
 @test "lab03 --quick runs, verifies every launch and observes both verdicts" {
     for run_no in $(runs); do
         echo "# run $run_no of $REPEATS"

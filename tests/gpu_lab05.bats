@@ -8,12 +8,6 @@ load repeat
 
 setup() { require_gpu; }
 
-# ok PYTHON-EXPRESSION MESSAGE: fails with MESSAGE unless the expression is true.
-ok() { python3 -c "import sys; sys.exit(not ($1))" || fail "$2"; }
-
-# from_json FILE EXPRESSION: prints a Python expression of the report `d`.
-from_json() { python3 -c "import json; d = json.load(open('$1')); print($2)"; }
-
 @test "lab05 --quick verifies kernels and copies and sees the critical kernel jump the queue" {
     for run_no in $(runs); do
         echo "# run $run_no of $REPEATS"

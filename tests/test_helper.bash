@@ -26,3 +26,27 @@ require_no_gpu() {
 
 # report FILE...: the report checker (parses CSV and JSON; see its --help).
 report() { python3 "$ROOT/tests/tools/report_check.py" "$@"; }
+
+# ok PYTHON-EXPRESSION MESSAGE: fails with MESSAGE unless the expression is true.
+ok() { python3 -c "import sys; sys.exit(not ($1))" || fail "$2"; }
+
+# within FILE VARIANT METRIC LOW HIGH: LOW <= the value <= HIGH (Python expressions).
+within() {
+    local v
+    v=$(report value "$1" "$2" "$3") || fail "no $2 / $3 in $1"
+    python3 -c "import sys; v = $v; sys.exit(not ($4 <= v <= $5))" ||
+        fail "$2 $3 = $v, expected from $4 to $5"
+}
+
+# seconds COMMAND...: runs it (output and exit code discarded: only the time
+# counts) and prints how long it took.
+seconds() {
+    local start end
+    start=$(date +%s.%N)
+    "$@" >/dev/null || true
+    end=$(date +%s.%N)
+    python3 -c "print($end - $start)"
+}
+
+# from_json FILE EXPRESSION: prints a Python expression of the JSON report `d`.
+from_json() { python3 -c "import json; d = json.load(open('$1')); print($2)"; }

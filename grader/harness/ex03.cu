@@ -41,7 +41,7 @@ static grader_result grader_time(harness *h, double ms, int reps)
     CUDA_CHECK(cudaMemcpy(log, h->d_log, bytes, cudaMemcpyDeviceToHost));
     int ran = 0, wrong = 0;
     for (int i = 0; i < h->capacity; i++) {
-        if (log[i].tag == h->tag_base + (uint64_t)i && log[i].elapsed_ns >= h->ns)
+        if (log[i].tag == h->tag_base + (uint64_t)i && log[i].end_ns - log[i].start_ns >= h->ns)
             ran++;
         else if (log[i].tag != ~0ull)
             wrong++;

@@ -37,6 +37,7 @@ static struct {
     int check;           /* 1 in the check pass */
     char nonce[64];      /* from grade.py: tells this line from one the student printed */
     device_info dev;
+    gpu_sharing at_start; /* sharing_probe() before any of the student's code ran */
     int n;
     const char *name[GRADING_MAX_VALUES];
     double value[GRADING_MAX_VALUES];
@@ -44,8 +45,9 @@ static struct {
 
 static int grading_check_flag;
 static const option grading_options[] = {
-    {"check", OPT_FLAG, &grading_check_flag, 0, 1, NULL,
+    {"check", OPT_FLAG, &grading_check_flag, 0, 1, NO_QUICK, NULL,
      "the check pass: small sizes, correctness only (for compute-sanitizer)"},
+    {NULL},
 };
 
 /* Parses the options (--check, --device N, --help), selects the GPU and takes
@@ -55,8 +57,11 @@ static inline int grading_begin(const char *exercise, int argc, char **argv)
 {
     static char name[32];
     snprintf(name, sizeof name, "grade-%s", exercise);
-    const program_info info = {name, "grading harness: drives the student's functions, prints "
-                               "one JSON line of measurements", grading_options, 1, 1};
+    const program_info info = {
+        .name = name,
+        .title = "grading harness: drives the student's functions, prints one JSON line of "
+                 "measurements",
+        .options = grading_options, .reps = 1};
     common_options opt;
     options_parse(argc, argv, &info, &opt);
     grading.exercise = exercise;
@@ -65,6 +70,8 @@ static inline int grading_begin(const char *exercise, int argc, char **argv)
     snprintf(grading.nonce, sizeof grading.nonce, "%s", nonce ? nonce : "");
     unsetenv("GRADER_NONCE");
     device_select(&opt, &grading.dev);
+    device_load_nvml(&grading.dev);
+    sharing_probe(&grading.at_start);
     return grading.check;
 }
 
@@ -79,15 +86,15 @@ static inline void grading_value(const char *name, double value)
 
 /* Prints the JSON line and returns the exit code. In the measure pass it
  * first asks whether another process used the GPU, at the start (measured by
- * device_select) or now: timings taken beside another process's work are not
+ * grading_begin) or now: timings taken beside another process's work are not
  * the student's to answer for. The newline first: the student's code may have
  * left a line unfinished. */
 static inline int grading_finish(void)
 {
     if (!grading.check) {
         gpu_sharing now;
-        device_sharing_now(&now);
-        grading_value("gpu_shared", gpu_was_shared(&grading.dev.sharing) || gpu_was_shared(&now));
+        sharing_probe(&now);
+        grading_value("gpu_shared", gpu_was_shared(&grading.at_start) || gpu_was_shared(&now));
     }
     printf("\n{\"exercise\": ");
     json_write_string(stdout, grading.exercise);

@@ -17,20 +17,35 @@
 #include "streamlab.h"
 #include "kernels.h"
 
-#include <stdlib.h>
 #include <string.h>
 
 static int size_mib = 256;   /* one copy's size: large, so per-copy overhead vanishes */
 static double spin_ms = 10;  /* the known duration spin_for_ns is checked against */
 
 static const option lab_options[] = {
-    {"size-mib", OPT_INT, &size_mib, 1, 4096, "MIB", "bytes per copy in the bandwidth test"},
-    {"spin-ms", OPT_DOUBLE, &spin_ms, 0.1, 1000, "MS", "duration asked of spin_for_ns"},
+    {"size-mib", OPT_INT, &size_mib, 1, 4096, 32, "MIB", "bytes per copy in the bandwidth test"},
+    {"spin-ms", OPT_DOUBLE, &spin_ms, 0.1, 1000, NO_QUICK, "MS", "duration asked of spin_for_ns"},
+    {NULL},
 };
-static const program_info lab = {
-    "lab00", "meet your GPU: what it can overlap, and how fast data reaches it",
-    lab_options, sizeof lab_options / sizeof lab_options[0], 20,
+
+static const program_info program = {
+    .name = "lab00", .title = "meet your GPU: what it can overlap, and how fast data reaches it",
+    .handout = "labs/lab00_device/README.md",
+    .options = lab_options, .reps = 20,
+    .memory_option = "size-mib", .memory_per_unit = 1 << 20, /* one device buffer of a copy */
 };
+
+/* What spoils any of the three: other work on the GPU or the link, or a
+ * clock that has not reached its working speed yet. */
+static const char BUSY_OR_RAMPING[] =
+    "another process may be using this GPU or its link (see nvidia-smi), or the GPU's clock "
+    "is still ramping up";
+static const verdict BANDWIDTH_CONSISTENT = {
+    "bandwidth_consistent", -INFINITY, 0.10, "%", BUSY_OR_RAMPING};
+static const verdict SPIN_KEEPS_TIME = {"spin_keeps_time", -0.02, 0.02, "%", BUSY_OR_RAMPING};
+static const verdict AFFINE_CALIBRATED = {"affine_calibrated", -0.10, 0.10, "%", BUSY_OR_RAMPING};
+
+enum { LOOPS = 5 }; /* samples of the plain loop: a median, not one sample */
 
 /* ---- what the device says ------------------------------------------------- */
 
@@ -77,224 +92,157 @@ static void report_capabilities(report *r, const device_info *d)
     }
 }
 
-/* ---- the link's practical limit --------------------------------------------- */
+/* ---- what lab00 times: one operation, issued into its stream ----------------- */
 
-enum { LOOPS = 5 }; /* samples of the plain loop: a median, not one sample */
+enum op_kind { COPY, SPIN, AFFINE };
 
-struct copy_test {
-    void *dst;
+typedef struct {
+    enum op_kind what;
+    void *dst;          /* COPY: bytes from src to dst; AFFINE: in and out of affine_work */
     const void *src;
     size_t bytes;
-    int batch; /* copies per sample in the plain loop */
+    int steps;          /* AFFINE: rounds per element */
     cudaStream_t stream;
-    event_timer timer;
-};
+} op;
 
-/* One copy, bracketed by events in the copy's own stream. */
-static double time_one_copy(void *ctx)
+/* An issue_fn: measure_issued() brackets one or more of these with events in o->stream. */
+static void issue(void *ctx, int i)
 {
-    struct copy_test *c = (struct copy_test *)ctx;
-    event_timer_start(&c->timer, c->stream);
-    CUDA_CHECK(cudaMemcpyAsync(c->dst, c->src, c->bytes, cudaMemcpyDefault, c->stream));
-    event_timer_stop(&c->timer, c->stream);
-    return event_timer_ms(&c->timer);
+    const op *o = (const op *)ctx;
+    (void)i;
+    if (o->what == COPY) {
+        CUDA_CHECK(cudaMemcpyAsync(o->dst, o->src, o->bytes, cudaMemcpyDefault, o->stream));
+    } else if (o->what == SPIN) {
+        spin_for_ns<<<1, 1, 0, o->stream>>>(ns_from_ms(spin_ms));
+        CHECK_LAUNCH();
+    } else {
+        affine_launch((const uint32_t *)o->src, (uint32_t *)o->dst, o->bytes / sizeof(uint32_t),
+                      o->steps, o->stream);
+    }
 }
 
-/* Bandwidth of each copy as measure() sees it, one sample per copy. */
-static stats bandwidth(struct copy_test *c, int reps)
+/* ---- the link's practical limit --------------------------------------------- */
+
+/* Bandwidth of each copy, one copy between a pair of events in its stream per sample. */
+static stats bandwidth(op *c, int reps)
 {
-    stats t = measure(time_one_copy, c, 2, reps);
+    stats t = measure_issued(issue, c, c->stream, 1, 2, reps);
     return stats_over(c->bytes / 1e6, &t); /* bytes per ms / 1e6 = GB/s */
 }
 
 /* The plainest way to measure the same thing: `batch` copies back to back
- * between one pair of events. If measure() and this disagree, one of them
- * is measuring something else. Such a loop is itself one sample, which a
- * moment of other traffic on a shared machine's link can spoil: the verdict
- * reads the median of LOOPS of them. */
-static double time_plain_loop(void *ctx)
+ * between one pair of events. If the two disagree, one of them is measuring
+ * something else. Such a loop is itself one sample, which a moment of other
+ * traffic on a shared machine's link can spoil: the verdict reads the median
+ * of LOOPS of them. */
+static stats plain_loop_bandwidth(op *c, int batch)
 {
-    struct copy_test *c = (struct copy_test *)ctx;
-    event_timer_start(&c->timer, c->stream);
-    for (int i = 0; i < c->batch; i++)
-        CUDA_CHECK(cudaMemcpyAsync(c->dst, c->src, c->bytes, cudaMemcpyDefault, c->stream));
-    event_timer_stop(&c->timer, c->stream);
-    return event_timer_ms(&c->timer);
+    stats t = measure_issued(issue, c, c->stream, batch, 1, LOOPS);
+    return stats_over(c->bytes / 1e6, &t);
 }
 
-static stats plain_loop_bandwidth(struct copy_test *c, int batch)
+static void measure_link(lab_run *run)
 {
-    c->batch = batch;
-    stats t = measure(time_plain_loop, c, 1, LOOPS);
-    return stats_over((double)c->bytes * batch / 1e6, &t);
-}
-
-static void measure_link(report *r, const device_info *d, const common_options *opt)
-{
-    size_t bytes = (size_t)size_mib << 20;
-    size_t words = bytes / sizeof(uint32_t);
+    report *r = run->r;
+    int reps = run->opt.reps;
+    size_t bytes = (size_t)size_mib << 20, words = bytes / sizeof(uint32_t);
+    uint32_t *h_src = (uint32_t *)lab_pinned(run, bytes);
+    uint32_t *h_back = (uint32_t *)lab_pinned(run, bytes);
+    uint32_t *d_buf = (uint32_t *)lab_device(run, bytes);
+    fill_random_u32(h_src, words, fresh_seed());
+    memset(h_back, 0, bytes);
+    op c = {COPY, d_buf, h_src, bytes, 0, lab_stream(run, "copies", cudaStreamNonBlocking, 0)};
     report_section(r, "The link's practical limit (pinned memory)");
     report_param(r, "copy_size", size_mib, "MiB");
 
-    uint32_t *h_src, *h_back, *d_buf;
-    CUDA_CHECK(cudaMallocHost((void **)&h_src, bytes));
-    CUDA_CHECK(cudaMallocHost((void **)&h_back, bytes));
-    CUDA_CHECK(cudaMalloc((void **)&d_buf, bytes));
-    fill_random_u32(h_src, words, fresh_seed());
-    memset(h_back, 0, bytes);
-
-    struct copy_test c = {d_buf, h_src, bytes, 1, 0, {0, 0}};
-    CUDA_CHECK(cudaStreamCreateWithFlags(&c.stream, cudaStreamNonBlocking));
-    timeline_name_stream(c.stream, "copies");
-    event_timer_create(&c.timer);
     timeline_span_begin("link");
-
-    double raw = pcie_raw_gbps(d->pcie_gen, d->pcie_width);
-    stats h2d = bandwidth(&c, opt->reps);
-    stats loop = plain_loop_bandwidth(&c, opt->reps);
+    stats h2d = bandwidth(&c, reps);
+    stats loop = plain_loop_bandwidth(&c, reps);
     c.dst = h_back;
     c.src = d_buf;
-    stats d2h = bandwidth(&c, opt->reps);
+    stats d2h = bandwidth(&c, reps);
     timeline_span_end();
+
+    double raw = pcie_raw_gbps(run->dev.pcie_gen, run->dev.pcie_width);
     if (raw > 0) {
-        report_compare(r, "pinned H2D", "bandwidth", raw, &h2d, "GB/s");
-        report_compare(r, "pinned D2H", "bandwidth", raw, &d2h, "GB/s");
-        report_text(r, "  (predicted = the raw link rate; packet headers and flow control "
-                       "usually leave 80-90%% of it)\n");
+        report_compare(r, "pinned H2D", "bandwidth", "the link's raw rate", raw, &h2d, "GB/s");
+        report_compare(r, "pinned D2H", "bandwidth", "the link's raw rate", raw, &d2h, "GB/s");
     } else {
         report_stats(r, "pinned H2D", "bandwidth", &h2d, "GB/s");
         report_stats(r, "pinned D2H", "bandwidth", &d2h, "GB/s");
     }
     report_stats(r, "plain loop H2D", "bandwidth", &loop, "GB/s");
 
-    size_t first_bad;
-    size_t bad = count_mismatches_u32(h_back, h_src, words, &first_bad);
-    report_check(r, "bytes_intact", bad == 0, "%zu of %zu words differ after H2D then D2H",
-                 bad, words);
+    tally t = {0};
+    t.where = "H2D then D2H";
+    verify_equal_u32(h_back, h_src, words, &t);
+    report_tally(r, "bytes_intact", &t, "words differ after H2D then D2H");
     double apart = h2d.median > loop.median ? h2d.median / loop.median - 1
                                             : loop.median / h2d.median - 1;
-    report_verdict(r, "bandwidth_consistent", apart <= 0.10,
-                   "one copy per sample %.1f GB/s, %d copies back to back %.1f GB/s (median of "
-                   "%d): %.1f%% apart (limit 10%%)", h2d.median, opt->reps, loop.median, LOOPS,
-                   apart * 100);
-
-    event_timer_destroy(&c.timer);
-    CUDA_CHECK(cudaStreamDestroy(c.stream));
-    CUDA_CHECK(cudaFree(d_buf));
-    CUDA_CHECK(cudaFreeHost(h_back));
-    CUDA_CHECK(cudaFreeHost(h_src));
+    report_verdict(r, &BANDWIDTH_CONSISTENT, apart, "one copy per sample %.1f GB/s, %d copies "
+                   "back to back %.1f GB/s (median of %d): %.1f%% apart", h2d.median, reps,
+                   loop.median, LOOPS, apart * 100);
 }
 
 /* ---- the labs' tools: kernels of known duration ----------------------------- */
 
-struct spin_test {
-    uint64_t ns;
-    cudaStream_t stream;
-    event_timer timer;
-};
-
-static double time_spin(void *ctx)
+static void check_spin(report *r, int quick, cudaStream_t stream)
 {
-    struct spin_test *s = (struct spin_test *)ctx;
-    event_timer_start(&s->timer, s->stream);
-    spin_for_ns<<<1, 1, 0, s->stream>>>(s->ns);
-    CHECK_LAUNCH();
-    event_timer_stop(&s->timer, s->stream);
-    return event_timer_ms(&s->timer);
+    op spin = {SPIN, NULL, NULL, 0, 0, stream};
+    stats t = measure_issued(issue, &spin, stream, 1, 1, quick ? 5 : 10);
+    report_compare(r, "spin_for_ns", "duration", "the time asked", spin_ms, &t, "ms");
+    double off = t.median / spin_ms - 1;
+    report_verdict(r, &SPIN_KEEPS_TIME, off, "%.3f ms asked, %.3f ms measured by events "
+                   "(%+.2f%%)", spin_ms, t.median, off * 100);
 }
 
-static void check_spin(report *r, const common_options *opt, cudaStream_t stream)
+/* affine_work calibrated to 1 ms on fresh inputs, timed, and every output
+ * checked against the CPU. */
+static void check_affine(lab_run *run, cudaStream_t stream)
 {
-    double asked = spin_ms;
-    struct spin_test s = {ns_from_ms(asked), stream, {0, 0}};
-    event_timer_create(&s.timer);
-    stats t = measure(time_spin, &s, 1, opt->quick ? 5 : 10);
-    event_timer_destroy(&s.timer);
-    report_compare(r, "spin_for_ns", "duration", asked, &t, "ms");
-    double off = t.median / asked - 1;
-    report_verdict(r, "spin_keeps_time", off > -0.02 && off < 0.02,
-                   "%.3f ms asked, %.3f ms measured by events (%+.2f%%, limit 2%%)", asked,
-                   t.median, off * 100);
-}
-
-static void check_affine(report *r, const common_options *opt, cudaStream_t stream)
-{
+    report *r = run->r;
     const double target_ms = 1.0;
-    size_t n = opt->quick ? (size_t)1 << 20 : (size_t)1 << 24;
+    size_t n = run->opt.quick ? (size_t)1 << 20 : (size_t)1 << 24;
     size_t bytes = n * sizeof(uint32_t);
-    uint32_t *h_in = (uint32_t *)xmalloc(bytes), *h_out = (uint32_t *)xmalloc(bytes);
-    uint32_t *d_in, *d_out;
-    CUDA_CHECK(cudaMalloc((void **)&d_in, bytes));
-    CUDA_CHECK(cudaMalloc((void **)&d_out, bytes));
+    uint32_t *h_in = (uint32_t *)lab_pageable(run, bytes);
+    uint32_t *h_out = (uint32_t *)lab_pageable(run, bytes);
+    uint32_t *d_in = (uint32_t *)lab_device(run, bytes);
+    uint32_t *d_out = (uint32_t *)lab_device(run, bytes);
     fill_random_u32(h_in, n, fresh_seed());
     CUDA_CHECK(cudaMemcpy(d_in, h_in, bytes, cudaMemcpyHostToDevice));
     CUDA_CHECK(cudaMemset(d_out, 0xff, bytes)); /* poison: an unwritten element shows */
+    CUDA_CHECK(cudaDeviceSynchronize()); /* the memset ran on the legacy stream */
 
     affine_calibration cal = affine_calibrate(d_in, d_out, n, stream);
-    int steps = affine_steps_for_ms(&cal, target_ms);
+    op a = {AFFINE, d_out, d_in, bytes, affine_steps_for_ms(&cal, target_ms), stream};
     report_param(r, "affine_elements", (double)n, "count");
-    report_value(r, "affine_work", "steps_for_1ms", steps, "steps");
+    report_value(r, "affine_work", "steps_for_1ms", a.steps, "steps");
+    stats t = measure_issued(issue, &a, stream, 1, 0, 5); /* calibration warmed it up */
+    report_compare(r, "affine_work", "duration", "calibrated to the time asked", target_ms, &t,
+                   "ms");
 
-    event_timer timer;
-    event_timer_create(&timer);
-    double samples[5];
-    for (int i = 0; i < 5; i++) {
-        event_timer_start(&timer, stream);
-        affine_launch(d_in, d_out, n, steps, stream);
-        event_timer_stop(&timer, stream);
-        samples[i] = event_timer_ms(&timer);
-    }
-    event_timer_destroy(&timer);
-    stats t = stats_of(samples, 5);
-    report_compare(r, "affine_work", "duration", target_ms, &t, "ms");
-
+    tally outputs = {0};
+    outputs.where = "affine_work";
     CUDA_CHECK(cudaMemcpy(h_out, d_out, bytes, cudaMemcpyDeviceToHost));
-    size_t first_bad;
-    size_t bad = verify_affine(h_in, h_out, n, steps, &first_bad);
-    report_check(r, "affine_verified", bad == 0, "%zu of %zu outputs differ from the CPU "
-                 "reference", bad, n);
+    verify_affine(h_in, h_out, n, a.steps, &outputs);
+    report_tally(r, "affine_verified", &outputs, "outputs differ from the CPU reference");
     double off = t.median / target_ms - 1;
-    report_verdict(r, "affine_calibrated", off > -0.10 && off < 0.10,
-                   "%.2f ms asked, %.3f ms measured (%+.1f%%, limit 10%%)", target_ms,
-                   t.median, off * 100);
-
-    CUDA_CHECK(cudaFree(d_out));
-    CUDA_CHECK(cudaFree(d_in));
-    free(h_out);
-    free(h_in);
+    report_verdict(r, &AFFINE_CALIBRATED, off, "%.2f ms asked, %.3f ms measured (%+.1f%%)",
+                   target_ms, t.median, off * 100);
 }
 
 int main(int argc, char **argv)
 {
-    common_options opt;
-    options_parse(argc, argv, &lab, &opt);
-    if (opt.quick)
-        size_mib = size_mib < 32 ? size_mib : 32;
+    lab_run run;
+    lab_begin(&run, argc, argv, &program);
+    report_capabilities(run.r, &run.dev);
+    measure_link(&run);
 
-    device_info dev;
-    device_select(&opt, &dev);
-    /* Three buffers of the copy size live on the host (two) and device (one). */
-    if (((size_t)size_mib << 20) > dev.free_memory / 2)
-        fail_usage("--size-mib %d is more than half of this GPU's free memory (%zu MiB)",
-                   size_mib, dev.free_memory >> 20);
-    report *r = report_begin(&lab, &opt, &dev);
-    timeline_start(&opt);
-
-    report_capabilities(r, &dev);
-    measure_link(r, &dev, &opt);
-
-    report_section(r, "The labs' tools: kernels of known duration");
-    cudaStream_t stream;
-    CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-    timeline_name_stream(stream, "kernels");
+    report_section(run.r, "The labs' tools: kernels of known duration");
+    cudaStream_t stream = lab_stream(&run, "kernels", cudaStreamNonBlocking, 0);
     timeline_span_begin("kernels");
-    check_spin(r, &opt, stream);
-    check_affine(r, &opt, stream);
+    check_spin(run.r, run.opt.quick, stream);
+    check_affine(&run, stream);
     timeline_span_end();
-    CUDA_CHECK(cudaStreamDestroy(stream));
-    timeline_finish(r, &opt);
-
-    report_hint(r, "another process may be using this GPU or its link (see nvidia-smi), "
-                   "or the GPU's clock is still ramping up");
-    return report_finish(r);
+    return lab_end(&run);
 }

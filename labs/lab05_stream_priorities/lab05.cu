@@ -18,6 +18,7 @@
 #include "streamlab.h"
 #include "kernels.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 
 static double block_us = 100; /* one background block: short, so slots free often */
@@ -41,21 +42,6 @@ static const program_info program = {
     .memory_option = "copy-mib", .memory_per_unit = 1 << 20,
 };
 
-static const verdict JUMPS_QUEUE = {
-    "high_priority_jumps_queue", 5, INFINITY, "x",
-    "the high-priority kernel waited like the other: CUDA_DEVICE_MAX_CONNECTIONS=1 or MPS can "
-    "funnel all streams into one queue, or another process is using this GPU (see nvidia-smi)"};
-static const verdict COPIES_KEEP_ORDER = {
-    "copies_not_prioritised", 0.5, INFINITY, "%",
-    "the high-priority copy did not wait: either its stream's copies went to another copy "
-    "engine than the same-priority stream's, or this driver orders copies by priority"};
-/* A timing condition, not a result: a launch after the background measured no wait. */
-static const verdict MID_BACKGROUND = {
-    "samples_mid_background", 0, 0, "launches",
-    "some urgent launches came after the background they were meant to land in had ended: "
-    "the host was slow to launch them (a busy machine, a sanitizer); a larger --copy-mib or "
-    "--block-us leaves them more time"};
-
 enum { THREADS = 256, CRITICAL_STEPS = 2000, SMALL_COPY_BYTES = 256 << 10, TRIES = 3 };
 
 /* One experiment, run twice: a background (a many-wave kernel, or a big copy)
@@ -64,8 +50,7 @@ enum { THREADS = 256, CRITICAL_STEPS = 2000, SMALL_COPY_BYTES = 256 << 10, TRIES
 typedef struct {
     int copies, samples, n;           /* 0: kernels, 1: copies; per variant; a block per SM */
     cudaStream_t low, same, high;     /* the background's, the urgent ones' */
-    unsigned int bg_blocks;
-    unsigned long long block_ns, *d_blocks_done, blocks_launched;
+    unsigned long long bg_blocks, block_ns, *d_blocks_done, blocks_launched;
     uint32_t *h_in, *h_out, *d_in, *d_out, *h_big, *d_big, *h_small, *d_small;
     unsigned long long *d_span;       /* the critical kernel's first start and last end */
     size_t big_bytes;
@@ -85,10 +70,9 @@ static void start_background(void *ctx, int i)
 {
     bench *b = (bench *)ctx;
     (void)i;
-    if (b->copies) {
-        CUDA_CHECK(cudaMemcpyAsync(b->d_big, b->h_big, b->big_bytes, cudaMemcpyHostToDevice,
-                                   b->low));
-    } else {
+    if (b->copies)
+        CUDA_CHECK(cudaMemcpyAsync(b->d_big, b->h_big, b->big_bytes, cudaMemcpyHostToDevice, b->low));
+    else {
         background_block<<<b->bg_blocks, THREADS, 0, b->low>>>(b->block_ns, b->d_blocks_done);
         CHECK_LAUNCH();
         b->blocks_launched += b->bg_blocks;
@@ -175,15 +159,36 @@ static double *launch_moments(int n, const stats *background, double *left_us)
     return at;
 }
 
-/* The model beside a variant's latency, its tail, its samples, a kernel's run time. */
-static void report_variant(report *r, const bench *b, const char *name, const char *model,
-                           double predicted, const variant *v)
+/* The urgent operation alone, then at the same and at the greatest priority
+ * (v[0..2]), each sample at its moment into its own background; each beside
+ * its model (alone + the rest of the background, or + half a block for a
+ * kernel that jumps the queue), its tail, its samples, a kernel's run time. */
+static void urgent_variants(report *r, bench *b, const stats *background, const char *prefix,
+                            variant v[3])
 {
-    report_compare(r, name, "latency", model, predicted, &v->latency, "us");
-    report_value(r, name, "latency_p99", v->p99, "us");
-    report_samples(r, name, "latency", b->latency, b->samples, "us");
-    if (!b->copies)
-        report_stats(r, name, "run", &v->run, "us");
+    static const char *const how[3] = {"alone", "same priority", "high priority"};
+    const char *rest = b->copies ? "alone + the rest of the big copy"
+                                 : "alone + the rest of the background";
+    double left_us, *after = launch_moments(b->samples, background, &left_us);
+    for (int i = 0; i < 3; i++) {
+        char name[48];
+        snprintf(name, sizeof name, "%s%s", prefix, how[i]);
+        int jumps = i == 2 && !b->copies; /* a kernel at the greatest priority */
+        v[i] = measure_variant(b, name, i == 2 ? b->high : b->same, i ? after : NULL);
+        if (i == 0)
+            report_stats(r, name, "latency", &v[i].latency, "us");
+        else
+            report_compare(r, name, "latency", jumps ? "alone + half a block" : rest,
+                           v[0].latency.median + (jumps ? block_us / 2 : left_us),
+                           &v[i].latency, "us");
+        if (i > 0) {
+            report_value(r, name, "latency_p99", v[i].p99, "us");
+            report_samples(r, name, "latency", b->latency, b->samples, "us");
+        }
+        if (!b->copies)
+            report_stats(r, name, "run", &v[i].run, "us");
+    }
+    free(after);
 }
 
 /* ---- the lesson ---------------------------------------------------------------------- */
@@ -207,6 +212,10 @@ static void report_priorities(report *r, const device_info *d)
     report_fact(r, "beyond_least", got[1], "", "what a stream asked for %d got", asked[1]);
 }
 
+static const verdict JUMPS_QUEUE = {
+    "high_priority_jumps_queue", 5, INFINITY, "x",
+    "the high-priority kernel waited like the other: CUDA_DEVICE_MAX_CONNECTIONS=1 or MPS can "
+    "funnel all streams into one queue, or another process is using this GPU (see nvidia-smi)"};
 /* With THREADS-thread blocks the thread limit is what fills an SM, so while
  * the background runs no critical block fits anywhere until a background
  * block ends: the block scheduler must choose, and priority is what it
@@ -214,7 +223,6 @@ static void report_priorities(report *r, const device_info *d)
 static void kernels_jump_queue(report *r, bench *b, const device_info *d)
 {
     int per_sm = 0;
-    double left_us;
     CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, background_block, THREADS,
                                                              0));
     b->bg_blocks = (unsigned int)waves * d->sm_count * per_sm;
@@ -224,61 +232,53 @@ static void kernels_jump_queue(report *r, bench *b, const device_info *d)
     stats bg = measure_issued(start_background, b, b->low, 1, 1, 5);
     report_compare(r, "background", "duration", "waves x block duration", waves * block_us / 1e3,
                    &bg, "ms");
-    double *after = launch_moments(b->samples, &bg, &left_us);
-
+    variant v[3];
     report_section(r, "The critical kernel: alone, then launched mid-background");
-    variant alone = measure_variant(b, "kernel alone", b->same, NULL);
-    report_stats(r, "alone", "latency", &alone.latency, "us");
-    report_stats(r, "alone", "run", &alone.run, "us");
-    variant same = measure_variant(b, "kernel, same priority", b->same, after);
-    report_variant(r, b, "same priority", "alone + the rest of the background",
-                   alone.latency.median + left_us, &same);
-    variant high = measure_variant(b, "kernel, high priority", b->high, after);
-    report_variant(r, b, "high priority", "alone + half a block",
-                   alone.latency.median + block_us / 2, &high);
-    free(after);
-    double ratio = same.latency.median / high.latency.median;
+    urgent_variants(r, b, &bg, "", v);
+    double ratio = v[1].latency.median / v[2].latency.median;
     report_value(r, "priority", "latency_ratio", ratio, "x");
     report_verdict(r, &JUMPS_QUEUE, ratio, "median latency from launch to completion: same "
                    "priority %.0f us, greatest priority %.1f us: %.1fx lower",
-                   same.latency.median, high.latency.median, ratio);
+                   v[1].latency.median, v[2].latency.median, ratio);
 }
 
+static const verdict COPIES_KEEP_ORDER = {
+    "copies_not_prioritised", 0.5, INFINITY, "%",
+    "the high-priority copy did not wait: either its stream's copies went to another copy "
+    "engine than the same-priority stream's, or this driver orders copies by priority"};
 /* Copies in one direction queue for one copy engine in the order they
  * arrive, whatever their stream's priority. */
 static void copies_keep_order(report *r, bench *b, const device_info *d)
 {
-    double left_us;
+    variant v[3];
     report_section(r, "Copies: a small high-priority copy issued behind a big low-priority one");
     report_param(r, "big_copy", copy_mib, "MiB");
     report_param(r, "small_copy", SMALL_COPY_BYTES >> 10, "KiB");
     b->copies = 1;
     stats big = measure_issued(start_background, b, b->low, 1, 1, 5);
     report_stats(r, "big copy", "duration", &big, "ms");
-    double *after = launch_moments(b->samples, &big, &left_us);
-    variant alone = measure_variant(b, "copy alone", b->same, NULL);
-    report_stats(r, "copy alone", "latency", &alone.latency, "us");
-    variant same = measure_variant(b, "copy, same priority", b->same, after);
-    report_variant(r, b, "copy same priority", "alone + the rest of the big copy",
-                   alone.latency.median + left_us, &same);
-    variant high = measure_variant(b, "copy, high priority", b->high, after);
-    report_variant(r, b, "copy high priority", "alone + the rest of the big copy",
-                   alone.latency.median + left_us, &high);
-    free(after);
-    report_value(r, "copy same priority", "wait_fraction", same.wait, "ratio");
-    report_value(r, "copy high priority", "wait_fraction", high.wait, "ratio");
-    int queued = same.wait >= 0.5; /* else: no queue, nothing for a priority to jump */
+    urgent_variants(r, b, &big, "copy ", v);
+    double same = v[1].wait, high = v[2].wait;
+    report_value(r, "copy same priority", "wait_fraction", same, "ratio");
+    report_value(r, "copy high priority", "wait_fraction", high, "ratio");
+    int queued = same >= 0.5; /* else: no queue, nothing for a priority to jump */
     report_value(r, "copies", "queued_behind_big_copy", queued, "bool");
     if (queued)
-        report_verdict(r, &COPIES_KEEP_ORDER, high.wait, "the high-priority small copy waited "
+        report_verdict(r, &COPIES_KEEP_ORDER, high, "the high-priority small copy waited "
                        "for %.0f%% of what was left of the big copy, the same-priority one %.0f%%",
-                       high.wait * 100, same.wait * 100);
+                       high * 100, same * 100);
     else
         report_text(r, "  note: even at the same priority the small copy did not queue (%.0f%%): "
                     "this GPU's %d copy engines\n  ran the two streams' copies side by side\n",
-                    same.wait * 100, d->async_engines);
+                    same * 100, d->async_engines);
 }
 
+/* A timing condition, not a result: a launch after the background measured no wait. */
+static const verdict MID_BACKGROUND = {
+    "samples_mid_background", 0, 0, "launches",
+    "some urgent launches came after the background they were meant to land in had ended: "
+    "the host was slow to launch them (a busy machine, a sanitizer); a larger --copy-mib or "
+    "--block-us leaves them more time"};
 /* Every critical output, every background block, every copied byte. */
 static void check_bench(report *r, bench *b)
 {

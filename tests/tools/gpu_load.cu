@@ -21,13 +21,15 @@ static double seconds = 30;
 static int hold = 0, leave_mib = 1024;
 
 static const option own[] = {
-    {"seconds", OPT_DOUBLE, &seconds, 0.1, 600, "S", "how long the load lasts"},
-    {"hold", OPT_FLAG, &hold, 0, 0, NULL, "hold the GPU's memory instead of keeping it busy"},
-    {"leave-mib", OPT_INT, &leave_mib, 0, 1 << 20, "MIB", "with --hold: memory left free"},
+    {"seconds", OPT_DOUBLE, &seconds, 0.1, 600, NO_QUICK, "S", "how long the load lasts"},
+    {"hold", OPT_FLAG, &hold, 0, 0, NO_QUICK, NULL, "hold the GPU's memory instead of keeping it busy"},
+    {"leave-mib", OPT_INT, &leave_mib, 0, 1 << 20, NO_QUICK, "MIB", "with --hold: memory left free"},
+    {NULL},
 };
 static const program_info tool = {
-    "gpu_load", "another process on the GPU: busy kernels and copies, or its memory held",
-    own, sizeof own / sizeof own[0], 1,
+    .name = "gpu_load",
+    .title = "another process on the GPU: busy kernels and copies, or its memory held",
+    .options = own, .reps = 1,
 };
 
 enum { IN_FLIGHT = 4, COPY_MIB = 64, CHUNK_MIB = 256, MAX_CHUNKS = 4096 };

@@ -9,11 +9,17 @@ static int fail_check, not_observed;
 static double size = 64;
 
 static const option own[] = {
-    {"fail-check", OPT_FLAG, &fail_check, 0, 0, NULL, "make the check fail (exit 1)"},
-    {"not-observed", OPT_FLAG, &not_observed, 0, 0, NULL, "make the verdict no (exit 4)"},
-    {"size", OPT_DOUBLE, &size, 0.5, 1024, "MIB", "a number option to parse"},
+    {"fail-check", OPT_FLAG, &fail_check, 0, 0, NO_QUICK, NULL, "make the check fail (exit 1)"},
+    {"not-observed", OPT_FLAG, &not_observed, 0, 0, NO_QUICK, NULL, "make the verdict no (exit 4)"},
+    {"size", OPT_DOUBLE, &size, 0.5, 1024, 2, "MIB", "a number option to parse"},
+    {NULL},
 };
-static const program_info prog = {"report_test", "the report module on fixed numbers", own, 3, 7};
+static const program_info prog = {
+    .name = "report_test", .title = "the report module on fixed numbers",
+    .handout = "tests/cpu_report.bats", .options = own, .reps = 3, .quick_reps = 1,
+};
+static const verdict EFFECT = {"effect", 1.8, INFINITY, "x", "a made-up reason"};
+static const verdict SECOND = {"second", -0.02, 0.02, "%", "another made-up reason"};
 
 int main(int argc, char **argv)
 {
@@ -37,11 +43,15 @@ int main(int argc, char **argv)
     double samples[] = {4, 1, 3, 2, 5};
     stats s = stats_of(samples, 5);
     report_stats(r, "variant a", "time", &s, "ms");
-    report_compare(r, "variant b", "time", 2.5, &s, "ms");
+    report_compare(r, "variant b", "time", "a + b", 2.5, &s, "ms");
     report_value(r, "variant c", "bandwidth", 52.25, "GB/s");
     report_check(r, "verified", !fail_check, "%d mismatches", fail_check ? 7 : 0);
-    report_verdict(r, "effect", !not_observed, "ratio %.2f (limit 1.80)",
-                   not_observed ? 1.1 : 1.95);
-    report_hint(r, "a made-up reason");
+    tally t = {0};
+    t.where = "variant a";
+    tally_add(&t, 100, fail_check ? 3 : 0, 42);
+    report_tally(r, "outputs", &t, "outputs differ");
+    double ratio = not_observed ? 1.1 : 1.95;
+    report_verdict(r, &EFFECT, ratio, "ratio %.2f", ratio);
+    report_verdict(r, &SECOND, not_observed ? 0.05 : 0.001, "off by a little");
     return report_finish(r);
 }
