@@ -126,17 +126,23 @@ static void check_memory(const program_info *prog, const device_info *d)
 {
     if (!prog->memory_option)
         return;
-    const option *o;
-    double value = option_number(prog, prog->memory_option, &o);
-    double room = d->free_memory / 2.0, most = floor(room / prog->memory_per_unit);
-    if (value * prog->memory_per_unit <= room)
+    const option *o, *t;
+    char times[64] = "";
+    double value = option_number(prog, prog->memory_option, &o), per_unit = prog->memory_per_unit;
+    if (prog->memory_times) {
+        double k = option_number(prog, prog->memory_times, &t);
+        per_unit *= k;
+        snprintf(times, sizeof times, " with --%s %g", t->name, k);
+    }
+    double room = d->free_memory / 2.0, most = floor(room / per_unit);
+    if (value * per_unit <= room)
         return;
     if (most < o->min)
-        fail_cannot_run("this GPU has %zu MiB free: too little even for --%s %g",
-                        d->free_memory >> 20, o->name, o->min);
-    fail_usage("--%s %g needs %.0f MiB of GPU memory, more than half of the %zu MiB free now: "
-               "here --%s accepts %g to %g", o->name, value, value * prog->memory_per_unit / 1048576,
-               d->free_memory >> 20, o->name, o->min, most > o->max ? o->max : most);
+        fail_cannot_run("this GPU has %zu MiB free: too little even for --%s %g%s",
+                        d->free_memory >> 20, o->name, o->min, times);
+    fail_usage("--%s %g%s needs %.0f MiB of GPU memory, more than half of the %zu MiB free now: "
+               "here --%s accepts %g to %g%s", o->name, value, times, value * per_unit / 1048576,
+               d->free_memory >> 20, o->name, o->min, most > o->max ? o->max : most, times);
 }
 
 void lab_begin(lab_run *run, int argc, char **argv, const program_info *prog)

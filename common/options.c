@@ -257,6 +257,11 @@ void options_parse(int argc, char **argv, const program_info *prog, common_optio
     }
 }
 
+double option_value(const option *o)
+{
+    return is_number(o) ? number_in(o) : o->kind == OPT_FLAG ? *(int *)o->value : NAN;
+}
+
 double option_number(const program_info *prog, const char *name, const option **o)
 {
     int n = count_options(prog->options);

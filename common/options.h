@@ -56,10 +56,12 @@ typedef struct {
     int quick_reps;         /* --reps under --quick when not given; 0: as without */
     unsigned needs;         /* enum lab_needs, or-ed */
     /* The free-memory guard: the option that sets the run's size on the GPU
-     * and the device bytes per unit of it. A size that needs more than half
-     * of the memory free now is a usage error naming the accepted range. */
+     * and the device bytes per unit of it, times the value of memory_times
+     * where one is named (--chunks x --chunk-mib). A size that needs more than
+     * half of the memory free now is a usage error naming the accepted range. */
     const char *memory_option;
     double memory_per_unit;
+    const char *memory_times;
     /* Rules between options that the table cannot state (one value at most
      * another, say): called after parsing, calls fail_usage() on a mistake. */
     void (*check_options)(void);
@@ -84,6 +86,9 @@ typedef struct {
  * line naming the option and exits EXIT_USAGE on any mistake. Sets
  * program_name. */
 void options_parse(int argc, char **argv, const program_info *prog, common_options *common);
+
+/* An option's value as a number (a flag's 0 or 1); NAN for text. */
+double option_value(const option *o);
 
 /* The value of the program's option `name` (without "--") as a number, and
  * its table entry in *o. Exits when there is no such option: a typo in a

@@ -226,6 +226,44 @@ static void json_device(const device_info *d)
     json_key("runtime_version"), printf("%d}", d->runtime_version);
 }
 
+static entry *add_row(list *l, const char *variant, const char *metric, double value,
+                    const char *unit)
+{
+    entry *w = push(l, sizeof *w);
+    w->variant = copy(variant);
+    w->metric = copy(metric);
+    w->unit = copy(unit);
+    w->value = value;
+    return w;
+}
+
+/* The run's settings as one would type them: "settings: --reps 5 --batches 16";
+ * in CSV and JSON each of the program's own options is a parameter of its
+ * name (batch-mib: batch_mib), unit "option". */
+static void report_settings(report *r, const common_options *opt)
+{
+    char v[32], name[64];
+    if (r->format == FORMAT_TEXT)
+        printf("settings:%s --reps %d", opt->quick ? " --quick" : "", opt->reps);
+    for (const option *o = r->prog->options; o && o->name; o++) {
+        double value = option_value(o);
+        if (isnan(value))
+            continue;
+        snprintf(name, sizeof name, "%s", o->name);
+        for (char *c = name; *c; c++)
+            *c = *c == '-' ? '_' : *c;
+        add_row(&r->params, "parameter", name, value, "option");
+        if (r->format == FORMAT_CSV)
+            csv_row(r, "parameter", name, value, "option");
+        else if (r->format == FORMAT_TEXT && o->kind != OPT_FLAG)
+            printf(" --%s %s", o->name, format_value(v, sizeof v, value));
+        else if (r->format == FORMAT_TEXT && value)
+            printf(" --%s", o->name);
+    }
+    if (r->format == FORMAT_TEXT)
+        putchar('\n');
+}
+
 /* ---- the calls a lab makes ---- */
 
 report *report_begin(const program_info *prog, const common_options *opt, const device_info *d)
@@ -260,6 +298,7 @@ report *report_begin(const program_info *prog, const common_options *opt, const 
     }
     report_param(r, "quick", opt->quick, "bool");
     report_param(r, "reps", opt->reps, "count");
+    report_settings(r, opt);
     /* CUPTI adds work to every launch and copy: a traced timing is not the
      * timing the lab would report without it, and the report says so. */
     report_param(r, "tracing", opt->trace || opt->timeline, "bool");
@@ -287,17 +326,6 @@ void report_text(report *r, const char *fmt, ...)
     va_start(ap, fmt);
     vprintf(fmt, ap);
     va_end(ap);
-}
-
-static entry *add_row(list *l, const char *variant, const char *metric, double value,
-                    const char *unit)
-{
-    entry *w = push(l, sizeof *w);
-    w->variant = copy(variant);
-    w->metric = copy(metric);
-    w->unit = copy(unit);
-    w->value = value;
-    return w;
 }
 
 void report_param(report *r, const char *name, double value, const char *unit)

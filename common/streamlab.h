@@ -7,7 +7,7 @@
  *                   a lab's own options: name, kind, variable (its default),
  *                   min, max, the --quick value (or NO_QUICK), --help text
  *   program_info    .name .title .handout .options .reps .quick_reps .needs (NEEDS_*)
- *                   .memory_option .memory_per_unit .check_options
+ *                   .memory_option .memory_per_unit .memory_times .check_options
  *
  * THE RUN (lab.h)
  *   lab_begin(&run, argc, argv, &program)   options, GPU, guards, report, trace

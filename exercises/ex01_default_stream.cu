@@ -137,7 +137,6 @@ int main(int argc, char **argv)
     lab_run lab;
     lab_begin(&lab, argc, argv, &ex);
     report *r = lab.r;
-    report_param(r, "kernel_ms", kernel_ms, "ms");
 
     bench b;
     memset(&b, 0, sizeof b);

@@ -130,7 +130,6 @@ int main(int argc, char **argv)
     lab_run lab;
     lab_begin(&lab, argc, argv, &ex);
     report *r = lab.r;
-    report_param(r, "kernel_ms", kernel_ms, "ms");
 
     harness h;
     memset(&h, 0, sizeof h);

@@ -206,9 +206,6 @@ int main(int argc, char **argv)
     lab_run run;
     lab_begin(&run, argc, argv, &ex);
     report *r = run.r;
-    report_param(r, "batches", batches, "count");
-    report_param(r, "batch_size", batch_mib, "MiB");
-    report_param(r, "kernel_ratio", kernel_ratio, "ratio");
 
     pipeline p;
     memset(&p, 0, sizeof p);

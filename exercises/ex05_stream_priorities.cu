@@ -157,7 +157,6 @@ int main(int argc, char **argv)
     report *r = run.r;
     const device_info *dev = &run.dev;
     int samples = run.opt.reps;
-    report_param(r, "samples", samples, "count");
 
     bench b;
     memset(&b, 0, sizeof b);

@@ -123,7 +123,6 @@ int main(int argc, char **argv)
     p.spin_ns = ns_from_ms(spin_ms);
     int runs = lab.opt.reps;
     report_param(r, "elements", (double)p.n, "count");
-    report_param(r, "stage1_delay", spin_ms, "ms");
     report_param(r, "runs", runs, "count");
 
     p.produce = lab_stream(&lab, "produce", cudaStreamNonBlocking, 0);

@@ -106,16 +106,20 @@ PY
 
 @test "a malformed CSV is an error naming the file and line, never a traceback" {
     copy_h100
-    csv="$BATS_TEST_TMPDIR/res/lab04-sweep.csv"
+    csv="$BATS_TEST_TMPDIR/res/lab04-ratio-2.csv"
     sed -i '5s/.*/lab04,parameter,quick/' "$csv"
     run --separate-stderr plot sweep "$BATS_TEST_TMPDIR/res"
     assert_failure 1
     assert_equal "$stderr" "plot.py: figure 3: lab04 speedup vs compute/copy ratio: $csv line 5: expected 5 fields (lab,variant,metric,value,unit), found 3"
-    cp "$H100/lab04-sweep.csv" "$csv"
-    sed -i 's/^\(lab04,sweep 1x,speedup_4_streams\),[^,]*,/\1,fast,/' "$csv"
+    cp "$H100/lab04-ratio-2.csv" "$csv"
+    sed -i 's/^\(lab04,4 streams depth,speedup\),[^,]*,/\1,fast,/' "$csv"
     run --separate-stderr plot sweep "$BATS_TEST_TMPDIR/res"
     assert_failure 1
-    assert_equal "$stderr" "plot.py: figure 3: lab04 speedup vs compute/copy ratio: $csv line $(grep -n ',fast,' "$csv" | cut -d: -f1): value 'fast' of sweep 1x,speedup_4_streams is not a number"
+    assert_equal "$stderr" "plot.py: figure 3: lab04 speedup vs compute/copy ratio: $csv line $(grep -n ',fast,' "$csv" | cut -d: -f1): value 'fast' of 4 streams depth,speedup is not a number"
+    rm "$BATS_TEST_TMPDIR"/res/lab04-ratio-*.csv
+    run --separate-stderr plot sweep "$BATS_TEST_TMPDIR/res"
+    assert_failure 1
+    assert_regex "$stderr" "fewer than two lab04-ratio-R.csv reports"
     sed -i '1s/.*/lab;variant;metric;value;unit/' "$BATS_TEST_TMPDIR/res/lab05.csv"
     run --separate-stderr plot latency "$BATS_TEST_TMPDIR/res"
     assert_failure 1
@@ -139,7 +143,8 @@ PY
 # ---- the runner, with stand-in labs --------------------------------------------------
 
 # fake_labs: in $BATS_TEST_TMPDIR/bin, a program per lab that prints the H100
-# report of its name (lab04 also its sweep and trace) and exits with
+# report of its name (lab04 also, at --kernel-ratio R, the recorded
+# lab04-ratio-R report, and its trace) and exits with
 # $EXIT_<name> (default 0), saying why on stderr when that is 3.
 fake_labs() {
     mkdir -p "$BATS_TEST_TMPDIR/bin"
@@ -147,7 +152,7 @@ fake_labs() {
         cat >"$BATS_TEST_TMPDIR/bin/$p" <<EOF
 #!/usr/bin/env bash
 case " \$* " in
-    *" --sweep "*) cat "$H100/lab04-sweep.csv" ;;
+    *" --kernel-ratio "*) cat "$H100/lab04-ratio-\$2.csv" ;;
     *" --trace "*) cp "$H100/lab04-trace.json" "\${@: -1}" && cat "$H100/lab04-trace.txt" ;;
     *) cat "$H100/$p.csv" ;;
 esac
@@ -169,10 +174,12 @@ results() {
     run results
     assert_success
     folder="$BATS_TEST_TMPDIR/results/nvidia-h100-80gb-hbm3-$(date +%F)"
-    assert_output --partial "[ 1/10] lab00"
-    assert_output --partial "[10/10] lab04-trace"
+    assert_output --partial "[ 1/16] lab00"
+    assert_output --partial "[15/16] lab04-ratio-8"
+    assert_output --partial "[16/16] lab04-trace"
     assert_output --partial "written to $folder/"
-    for f in lab00.csv lab02.csv lab04-sweep.csv lab04-trace.json lab04-trace.txt meta; do
+    for f in lab00.csv lab02.csv lab04-ratio-0.125.csv lab04-ratio-8.csv lab04-trace.json \
+        lab04-trace.txt meta; do
         [ -s "$folder/$f" ] || fail "$f missing"
     done
     run grep -E '^(gpu|date|command|command lab04-trace): ' "$folder/meta"
@@ -199,7 +206,7 @@ lab05: waived (exit 3): lab05: cannot run here: pretend"
     rm -r "$BATS_TEST_TMPDIR/results"
     EXIT_lab01=1 run results
     assert_failure 1
-    assert_output --partial "[10/10] lab04-trace"  # the rest still ran
+    assert_output --partial "[16/16] lab04-trace"  # the rest still ran
     assert_output --partial "1 run(s) FAILED"
 }
 

@@ -62,7 +62,7 @@ setup() { require_gpu; }
         ./lab05 --json >"$BATS_TEST_TMPDIR/r.json"
         f="$BATS_TEST_TMPDIR/r.json"
         alone=$(report value "$f" alone latency)
-        block=$(report get "$f" parameters.block_duration.value)
+        block=$(report get "$f" parameters.block_us.value)
         same=$(report value "$f" "same priority" latency)
         predicted=$(from_json "$f" "[p['value'] for p in d['predictions']
                                       if p['variant'] == 'same priority'][0]")

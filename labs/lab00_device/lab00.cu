@@ -153,7 +153,6 @@ static void measure_link(lab_run *run)
     memset(h_back, 0, bytes);
     op c = {COPY, d_buf, h_src, bytes, 0, lab_stream(run, "copies", cudaStreamNonBlocking, 0)};
     report_section(r, "The link's practical limit (pinned memory)");
-    report_param(r, "copy_size", size_mib, "MiB");
 
     timeline_span_begin("link");
     stats h2d = bandwidth(&c, reps);

@@ -174,8 +174,6 @@ static stats run_variant(report *r, bench *b, const variant *v, const char *name
 static void report_setup(report *r, const device_info *d)
 {
     report_section(r, "The setup");
-    report_param(r, "first_ms", first_ms, "ms");
-    report_param(r, "second_ms", second_ms, "ms");
     report_fact(r, "concurrent_kernels", d->concurrent_kernels, "bool",
                 "kernels of different streams can run at once");
     report_fact(r, "max_connections", d->max_connections, "", "hardware queues: 1 would "

@@ -269,7 +269,6 @@ static void async_trap(report *r, bench *b, size_t bytes, int reps)
     for (int i = 0; i < 4; i++)
         c[i] = copy_of(b, i < 2 ? PAGEABLE : PINNED, i % 2, bytes);
     report_section(r, "4. The async trap: when does cudaMemcpyAsync return?");
-    report_param(r, "async_copy_size", (double)(bytes >> 20), "MiB");
     timeline_span_begin("async");
     measure_several(time_returns, c, 8, 1, reps, t, NULL);
     timeline_span_end();

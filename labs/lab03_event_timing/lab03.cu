@@ -341,10 +341,10 @@ int main(int argc, char **argv)
 {
     lab_run run;
     lab_begin(&run, argc, argv, &program);
-    report_param(run.r, "kernel_ms", kernel_ms, "ms");
     bench b = bench_open(&run);
-    first_launch(run.r, &b, run.opt.reps);
-    four_ways(run.r, &b, run.opt.reps);
+    int reps = run.opt.reps;
+    first_launch(run.r, &b, reps);
+    four_ways(run.r, &b, reps);
     event_flavours(&run, b.stream);
     return lab_end(&run);
 }

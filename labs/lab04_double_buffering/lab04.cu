@@ -10,11 +10,10 @@
  * Build and run:   make lab04 && ./lab04        (./lab04 --help for options)
  *                  ./lab04 --kernel-ratio 4     a kernel 4x as long as an upload
  *
- * What to look for: every variant's time beside the model's (the larger of
- * the engines' and the streams' bounds, below), its speedup and efficiency
- * (speedup / ideal speedup). On a balanced load two streams reach about 2x,
- * not 3x: a stream runs its own work in order, so two streams keep at most
- * two of the three stages busy. From pageable memory the overlap vanishes.
+ * What to look for: each variant's time beside the model's (the larger of the
+ * engines' and the streams' bounds, below), its speedup and its efficiency.
+ * On a balanced load two streams reach about 2x, not 3x: a stream runs its
+ * own work in order. From pageable memory the overlap vanishes.
  */
 #include "streamlab.h"
 #include "kernels.h"
@@ -28,7 +27,7 @@ static double kernel_ratio = 1; /* kernel time / H2D time per batch: 1 balances 
 /* At most 64 x 128 MiB: 8 GiB of input, pinned, and as much output. */
 static const option lab_options[] = {
     {"batches", OPT_INT, &batches, 2, 64, 8, "N", "batches in the pipeline"},
-    {"batch-mib", OPT_INT, &batch_mib, 1, 128, 8, "MIB", "input of one batch; its output is as large"},
+    {"batch-mib", OPT_INT, &batch_mib, 1, 128, 8, "MIB", "one batch's input (and output)"},
     {"kernel-ratio", OPT_DOUBLE, &kernel_ratio, 0.05, 20, NO_QUICK, "R",
      "kernel time per batch / H2D time per batch (1: balanced stages)"},
     {NULL},
@@ -44,9 +43,9 @@ static const program_info program = {
 
 static const verdict REACHES_IDEAL = {
     "pipeline_reaches_ideal", 0.90, INFINITY, "%",
-    "another process may be using this GPU or its link (see nvidia-smi); if 'H2D beside D2H' "
-    "ran well above x1, the link or the host's memory cannot carry both directions at once; "
-    "with CUDA_DEVICE_MAX_CONNECTIONS below 8 streams share hardware queues"};
+    "another process may be using this GPU or its link (see nvidia-smi); 'H2D beside D2H' well "
+    "above x1: the link or host memory cannot carry both directions at once; fewer than 8 "
+    "CUDA_DEVICE_MAX_CONNECTIONS: streams share hardware queues"};
 
 enum { MAX_STREAMS = 8, WARMUP = 1, STAGE_REPEAT = 4 };
 enum stage { H2D, KERNEL, D2H, BESIDE };
@@ -74,9 +73,9 @@ static const struct {
     {"(d) Pageable memory: the double buffer from malloc'd buffers", "pageable", {2, 1, 0, 1}},
 };
 
-/* ms per batch: each stage alone, the copies beside each other, from pageable memory. */
+/* ms per batch: each stage alone; c', the slower copy while both run; pageable copies. */
 typedef struct {
-    double h, k, d, h_beside, d_beside, h_pageable, d_pageable;
+    double h, k, d, beside, h_pageable, d_pageable;
 } stage_ms;
 
 typedef struct {
@@ -90,16 +89,15 @@ typedef struct {
     cudaEvent_t joined[MAX_STREAMS];
     event_timer timer;
     shape sh;                    /* what run_once and issue_stage issue */
-    int stage;                   /* which stage issue_stage issues */
+    int stage;                   /* issue_stage: one stage, or BESIDE */
     tally outputs;               /* every output of every run */
 } pipeline;
 
 /* ---- issuing the work ------------------------------------------------------------- */
 
 /* One stage of item j: batch j / C, chunk j % C, on stream j % S with that
- * stream's device buffers. Items that share a stream share its buffers, and
- * the stream's order keeps them apart: item j + S's upload waits for item j's
- * download. Items on different streams never share a buffer. */
+ * stream's buffers; the stream's order keeps the items that share them apart
+ * (item j + S's upload waits for item j's download). */
 static void issue(const pipeline *p, const shape *sh, int j, int stage)
 {
     size_t region = (p->batch + sh->chunks - 1) / sh->chunks;
@@ -118,9 +116,15 @@ static void issue(const pipeline *p, const shape *sh, int j, int stage)
                                    count * sizeof(uint32_t), cudaMemcpyDeviceToHost, st));
 }
 
-/* The whole pipeline once, between two events in stream 0: the other streams
- * start after the start event and stream 0 waits for each of them before the
- * stop event. No host waits inside: the host queues everything, then waits once. */
+/* Stream `waiter` goes on only once stream `on` has reached this point. */
+static void wait_for(const pipeline *p, int waiter, int on)
+{
+    CUDA_CHECK(cudaEventRecord(p->joined[on], p->stream[on]));
+    CUDA_CHECK(cudaStreamWaitEvent(p->stream[waiter], p->joined[on], 0));
+}
+
+/* The whole pipeline once, between two events in stream 0, which the other
+ * streams fork from and join: the host queues everything, then waits once. */
 static double run_once(void *ctx)
 {
     pipeline *p = (pipeline *)ctx;
@@ -128,7 +132,7 @@ static double run_once(void *ctx)
     int m = p->n * sh->chunks, S = sh->streams;
     event_timer_start(&p->timer, p->stream[0]);
     for (int s = 1; s < S; s++)
-        CUDA_CHECK(cudaStreamWaitEvent(p->stream[s], p->timer.start, 0));
+        wait_for(p, s, 0);
     if (!sh->breadth_first) {
         for (int j = 0; j < m; j++)
             for (int stage = H2D; stage <= D2H; stage++)
@@ -139,33 +143,38 @@ static double run_once(void *ctx)
                 for (int j = round; j < round + S && j < m; j++)
                     issue(p, sh, j, stage);
     }
-    for (int s = 1; s < S; s++) {
-        CUDA_CHECK(cudaEventRecord(p->joined[s], p->stream[s]));
-        CUDA_CHECK(cudaStreamWaitEvent(p->stream[0], p->joined[s], 0));
-    }
+    for (int s = 1; s < S; s++)
+        wait_for(p, 0, s);
     event_timer_stop(&p->timer, p->stream[0]);
     return event_timer_ms(&p->timer);
 }
 
 /* The i-th of STAGE_REPEAT batches of one stage, back to back in stream 0;
- * BESIDE: an upload in stream 0 and a download in stream 1, together. */
+ * BESIDE: an upload there and a download in stream 1 (item 1's), which forks
+ * from stream 0 before the first and joins it after the last. */
 static void issue_stage(void *ctx, int i)
 {
     pipeline *p = (pipeline *)ctx;
-    const shape two = {2, 1, 0, 0}; /* item 1 is stream 1's */
-    if (p->stage != BESIDE)
+    const shape two = {2, 1, 0, 0};
+    if (p->stage != BESIDE) {
         issue(p, &p->sh, i % p->n, p->stage);
-    else
-        issue(p, &two, 0, H2D), issue(p, &two, 1, D2H);
+        return;
+    }
+    if (i == 0)
+        wait_for(p, 1, 0);
+    issue(p, &two, 0, H2D);
+    issue(p, &two, 1, D2H);
+    if (i == STAGE_REPEAT - 1)
+        wait_for(p, 0, 1);
 }
 
-/* The time of one batch's stage, timed by events in stream s. */
-static stats stage_alone(pipeline *p, int stage, int pageable, int s)
+/* The time of one batch's stage, timed by events in stream 0. */
+static stats stage_alone(pipeline *p, int stage, int pageable)
 {
     shape one = {1, 1, 0, pageable};
     p->sh = one;
     p->stage = stage;
-    return measure_issued(issue_stage, p, p->stream[s], STAGE_REPEAT, WARMUP,
+    return measure_issued(issue_stage, p, p->stream[0], STAGE_REPEAT, WARMUP,
                           p->reps < 5 ? 5 : p->reps);
 }
 
@@ -186,19 +195,16 @@ static stats run_verified(pipeline *p, const shape *sh, const char *name)
 
 /* ---- the model -------------------------------------------------------------------- */
 
-static double max2(double a, double b) { return a > b ? a : b; }
-
-/* The engines' bound: the busiest engine does its stage of all m items, with
- * the other stages before its first item and after its last (fill, drain). In
- * the steady state both copy directions run, so it takes h' and d' there.
- * With one copy engine, uploads and downloads take turns on it. */
+/* The engines' bound: the busiest engine does its stage of all m items, the
+ * other stages before its first and after its last (fill, drain); with one
+ * copy engine, uploads and downloads take turns on it. */
 static double engines_ms(stage_ms t, int chunks, int n, int engines)
 {
     double h = t.h / chunks, k = t.k / chunks, d = t.d / chunks;
     int m = n * chunks;
     if (engines >= 2)
-        return h + k + d + (m - 1) * max2(max2(t.h_beside, t.k), t.d_beside) / chunks;
-    return max2(m * (h + d), h + d + m * k);
+        return h + k + d + (m - 1) * fmax(t.beside, t.k) / chunks;
+    return fmax(m * (h + d), h + d + m * k);
 }
 
 /* The streams' bound: a stream runs its items one after another, and stream
@@ -208,7 +214,7 @@ static double streams_ms(stage_ms t, const shape *sh, int n)
     double h = t.h / sh->chunks, item = (t.h + t.k + t.d) / sh->chunks, worst = 0;
     int m = n * sh->chunks;
     for (int s = 0; s < sh->streams && s < m; s++)
-        worst = max2(worst, s * h + (m - s + sh->streams - 1) / sh->streams * item);
+        worst = fmax(worst, s * h + (m - s + sh->streams - 1) / sh->streams * item);
     return worst;
 }
 
@@ -223,41 +229,36 @@ static double predicted_ms(stage_ms t, const shape *sh, int n, int engines, cons
     }
     *model = sh->streams == 1 ? "n(h+k+d)"
              : s > e          ? "streams: the longest stream's h+k+d in turn"
-             : engines >= 2   ? "engines: fill, drain, (nC-1) max(h',k,d')/C"
+             : engines >= 2   ? "engines: fill, drain, (nC-1) max(c',k)/C"
                               : "engines: max(n(h+d), h+d+nk), one copy engine";
-    return max2(e, s);
+    return fmax(e, s);
 }
 
 /* ---- the lesson ------------------------------------------------------------------- */
 
-/* h, k and d, each stage alone; the copies from pageable memory; h' and d',
- * the copies while the other direction runs too, each timed in its own
- * stream, as in the steady state (never faster than alone: that would be noise). */
+/* h, k and d, each alone; from pageable memory; c', an upload and a download
+ * at once (never faster than the slower alone: that would be noise). */
 static stage_ms measure_stages(report *r, pipeline *p)
 {
-    stats h = stage_alone(p, H2D, 0, 0), d = stage_alone(p, D2H, 0, 0), k;
+    stats h = stage_alone(p, H2D, 0), d = stage_alone(p, D2H, 0), k;
     affine_calibration cal = affine_calibrate(p->d_in, p->d_out, p->batch, p->stream[0]);
     p->steps = affine_steps_for_ms(&cal, kernel_ratio * h.median);
-    k = stage_alone(p, KERNEL, 0, 0);
-    stats ph = stage_alone(p, H2D, 1, 0), pd = stage_alone(p, D2H, 1, 0);
+    k = stage_alone(p, KERNEL, 0);
+    stats ph = stage_alone(p, H2D, 1), pd = stage_alone(p, D2H, 1);
     report_section(r, "Each stage alone (per batch), then both copies at once");
-    report_param(r, "batches", batches, "count");
-    report_param(r, "batch_size", batch_mib, "MiB");
-    report_param(r, "kernel_ratio", kernel_ratio, "ratio");
     report_param(r, "steps", p->steps, "steps");
     report_stats(r, "H2D", "time", &h, "ms");
     report_compare(r, "kernel", "time", "--kernel-ratio x h", kernel_ratio * h.median, &k, "ms");
     report_stats(r, "D2H", "time", &d, "ms");
     report_stats(r, "pageable H2D", "time", &ph, "ms");
     report_stats(r, "pageable D2H", "time", &pd, "ms");
-    stage_ms t = {h.median, k.median, d.median, h.median, d.median, ph.median, pd.median};
+    stage_ms t = {h.median, k.median, d.median, fmax(h.median, d.median), ph.median, pd.median};
     if (p->engines < 2)
         return t; /* one copy engine: the copies never run at once */
-    stats hb = stage_alone(p, BESIDE, 0, 0), db = stage_alone(p, BESIDE, 0, 1);
-    report_compare(r, "H2D beside D2H", "time", "alone: full duplex", t.h, &hb, "ms");
-    report_compare(r, "D2H beside H2D", "time", "alone: full duplex", t.d, &db, "ms");
-    t.h_beside = max2(hb.median, t.h);
-    t.d_beside = max2(db.median, t.d);
+    stats both = stage_alone(p, BESIDE, 0);
+    report_compare(r, "H2D beside D2H", "time", "the slower alone: full duplex", t.beside, &both,
+                   "ms");
+    t.beside = fmax(both.median, t.beside);
     return t;
 }
 
@@ -266,16 +267,14 @@ static void report_model(report *r, const pipeline *p, stage_ms t)
     double serial = p->n * (t.h + t.k + t.d), ideal = engines_ms(t, 1, p->n, p->engines);
     report_section(r, "The model (from the stage times above)");
     report_fact(r, "copy_engines", p->engines, "", "serial = n(h+k+d); ideal = %s",
-                p->engines >= 2 ? "(h+k+d) + (n-1) max(h',k,d'): both copies beside a kernel"
+                p->engines >= 2 ? "(h+k+d) + (n-1) max(c',k): both copies beside a kernel"
                                 : "max(n(h+d), h+d+nk): one copy at a time");
     report_value(r, "model", "ideal_speedup", serial / ideal, "x");
     report_value(r, "model", "speedup_limit", (t.h + t.k + t.d) /
-                 (p->engines >= 2 ? max2(max2(t.h_beside, t.k), t.d_beside) : max2(t.h + t.d, t.k)),
-                 "x");
+                 (p->engines >= 2 ? fmax(t.beside, t.k) : fmax(t.h + t.d, t.k)), "x");
 }
 
-/* Every variant's time beside its model; for the pipelined ones, the speedup
- * over the serial run and the efficiency: speedup / ideal speedup. */
+/* Each variant's time beside its model; the speedup over the serial run; the efficiency. */
 static void run_variants(report *r, pipeline *p, stage_ms t)
 {
     const char *best = NULL, *model;
@@ -297,10 +296,11 @@ static void run_variants(report *r, pipeline *p, stage_ms t)
                        predicted, &speedup, "x");
         if (sh->pageable)
             continue;
-        double ideal = p->n * (t.h + t.k + t.d) / engines_ms(t, sh->chunks, p->n, p->engines);
-        report_value(r, name, "efficiency", speedup.median / ideal * 100, "%");
-        if (!best || speedup.median / ideal > best_eff)
-            best_eff = speedup.median / ideal, best = name;
+        double eff = speedup.median * engines_ms(t, sh->chunks, p->n, p->engines) /
+                     (p->n * (t.h + t.k + t.d)); /* speedup / ideal speedup */
+        report_value(r, name, "efficiency", eff * 100, "%");
+        if (!best || eff > best_eff)
+            best_eff = eff, best = name;
     }
     report_section(r, "Checks");
     report_tally(r, "outputs_verified", &p->outputs,
@@ -311,8 +311,7 @@ static void run_variants(report *r, pipeline *p, stage_ms t)
 
 /* ---- setup: the run owns these, lab_end() releases them ---------------------------- */
 
-/* Buffers on fresh random inputs (affine_work is calibrated on them), and
- * non-blocking streams: the legacy default stream never orders them. */
+/* Fresh random inputs; non-blocking streams: the legacy stream never orders them. */
 static pipeline pipeline_open(lab_run *run)
 {
     pipeline p = {.n = batches, .engines = run->dev.async_engines, .reps = run->opt.reps,

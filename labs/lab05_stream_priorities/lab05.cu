@@ -228,7 +228,6 @@ static void kernels_jump_queue(report *r, bench *b, const device_info *d)
     b->bg_blocks = (unsigned int)waves * d->sm_count * per_sm;
     b->block_ns = ns_from_ms(block_us / 1e3);
     report_section(r, "The background: many short blocks on the least-priority stream");
-    report_param(r, "block_duration", block_us, "us");
     stats bg = measure_issued(start_background, b, b->low, 1, 1, 5);
     report_compare(r, "background", "duration", "waves x block duration", waves * block_us / 1e3,
                    &bg, "ms");
@@ -252,7 +251,6 @@ static void copies_keep_order(report *r, bench *b, const device_info *d)
 {
     variant v[3];
     report_section(r, "Copies: a small high-priority copy issued behind a big low-priority one");
-    report_param(r, "big_copy", copy_mib, "MiB");
     report_param(r, "small_copy", SMALL_COPY_BYTES >> 10, "KiB");
     b->copies = 1;
     stats big = measure_issued(start_background, b, b->low, 1, 1, 5);
@@ -340,7 +338,6 @@ int main(int argc, char **argv)
 {
     lab_run run;
     lab_begin(&run, argc, argv, &program);
-    report_param(run.r, "samples", run.opt.reps, "count");
     report_priorities(run.r, &run.dev);
     bench b = bench_open(&run);
     kernels_jump_queue(run.r, &b, &run.dev);

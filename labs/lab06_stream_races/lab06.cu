@@ -323,10 +323,6 @@ int main(int argc, char **argv)
     lab_begin(&run, argc, argv, &program);
     lab_state s = state_open(&run);
     report_param(run.r, "elements", (double)s.n, "count");
-    report_param(run.r, "producer_delay", spin_ms, "ms");
-    report_param(run.r, "batches", batches, "count");
-    report_param(run.r, "strict", strict_mode, "bool");
-    report_param(run.r, "runs_per_variant", s.reps, "count");
     handoffs(run.r, &s);
     buffer_reuse(run.r, &s);
     host_reads(run.r, &s);

@@ -38,7 +38,7 @@ int main(int argc, char **argv)
     report *r = report_begin(&prog, &opt, &dev);
     report_section(r, "Section");
     report_text(r, "free text appears only in the text format\n");
-    report_param(r, "size", size, "MiB");
+    report_param(r, "bytes", size * 1048576, "bytes");
     report_fact(r, "copy_engines", 3, "", "explanation");
     double samples[] = {4, 1, 3, 2, 5};
     stats s = stats_of(samples, 5);
