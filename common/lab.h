@@ -27,8 +27,9 @@ typedef struct {
 
 /* In this order: parses the options (--help and --dry-run exit 0, a mistake
  * exits 2); checks that --trace can be written; selects the GPU; exits 3 with
- * the reason when it lacks what prog->needs, and 2 naming the accepted range
- * when prog->memory_option asks for more than half of its free memory; loads
+ * the reason when it lacks what prog->needs; when prog->memory_option asks
+ * for more than half of its free memory, exits 2 naming the accepted range
+ * (3 when even the option's least value does not fit); loads
  * NVML for the PCIe link; probes whether another process is using the GPU
  * (sharing_probe, about 12 ms of GPU work); starts the report; with --trace
  * or --timeline, starts recording. */

@@ -62,8 +62,9 @@ typedef struct {
     const char *memory_option;
     double memory_per_unit;
     const char *memory_times;
-    /* Rules between options that the table cannot state (one value at most
-     * another, say): called after parsing, calls fail_usage() on a mistake. */
+    /* Rules between options that the table cannot state (a product of two
+     * at most a limit, say): called after parsing and --quick, it calls
+     * fail_usage() on a mistake and never changes a value. */
     void (*check_options)(void);
 } program_info;
 

@@ -497,12 +497,12 @@ int report_verdict(report *r, const verdict *v, double value, const char *fmt, .
     entry *it = add_item(r, &r->verdicts, "verdict", v->name, observed, fmt, ap);
     va_end(ap);
     it->v = v;
-    it->value = value;
+    it->value = strcmp(v->unit, "%") == 0 ? value * 100 : value; /* as the limit prints */
     it->limit = limit_text(v);
     if (r->format == FORMAT_CSV) {
         char metric[96];
         snprintf(metric, sizeof metric, "%s_value", v->name);
-        csv_row(r, "verdict", metric, value, v->unit);
+        csv_row(r, "verdict", metric, it->value, v->unit);
     } else if (r->format == FORMAT_TEXT) {
         printf("  observed: %-3s %s: %s (limit: %s)\n", observed ? "yes" : "NO", v->name,
                it->text, it->limit);
@@ -536,8 +536,8 @@ static void free_entries(list *l)
 static const entry *first_not_observed(const report *r)
 {
     const entry *items = r->verdicts.items, *first = NULL;
-    for (int i = r->verdicts.n - 1; i >= 0; i--)
-        if (!items[i].ok && (!first || first->v != &GPU_NOT_SHARED))
+    for (int i = 0; i < r->verdicts.n; i++)
+        if (!items[i].ok && (!first || items[i].v == &GPU_NOT_SHARED))
             first = &items[i];
     return first;
 }
@@ -616,16 +616,16 @@ void report_sharing(report *r, const gpu_sharing *start, const gpu_sharing *end)
  * then what else the report knows of the machine that could explain it. */
 static void print_hints(const report *r)
 {
-    const entry *items = r->verdicts.items;
-    int shared = 0;
-    for (int pass = 0; pass < 2; pass++)
-        for (int i = 0; i < r->verdicts.n; i++) {
-            int sharing = items[i].v == &GPU_NOT_SHARED;
-            shared |= sharing;
-            if (!items[i].ok && sharing == (pass == 0))
-                printf("likely reason for %s: %s\n", items[i].metric, items[i].v->hint);
-        }
-    if (!shared && r->others_listed > 0) {
+    const entry *items = r->verdicts.items, *lead = first_not_observed(r);
+    printf("likely reason for %s: %s\n", lead->metric, lead->v->hint);
+    for (int i = 0; i < r->verdicts.n; i++) {
+        int told = &items[i] == lead || strcmp(items[i].v->hint, lead->v->hint) == 0;
+        for (int j = 0; j < i && !told; j++) /* a hint two verdicts share is printed once */
+            told = !items[j].ok && strcmp(items[j].v->hint, items[i].v->hint) == 0;
+        if (!items[i].ok && !told)
+            printf("likely reason for %s: %s\n", items[i].metric, items[i].v->hint);
+    }
+    if (lead->v != &GPU_NOT_SHARED && r->others_listed > 0) {
         char listed[96];
         printf("note: %s (see nvidia-smi): if they were working during the run, they took "
                "part of the GPU\n", processes_text(listed, sizeof listed, r->others_listed));

@@ -51,7 +51,8 @@
  *   report_check(r, name, passed, fmt, ...) any other correctness check
  *   static const verdict V = {name, min, max, unit, hint};
  *   report_verdict(r, &V, value, fmt, ...)  was the effect observed?
- *   report_text(r, fmt, ...)                one line pointing to the handout
+ *   report_text(r, fmt, ...)                a line of text, where no call above fits
+ *   format_value(buf, size, v)              a number as the report prints it
  *
  * THE TIMELINE (timeline.h)
  *   timeline_name_stream(s, "stream 1")     names it in traces and Nsight Systems

@@ -23,7 +23,7 @@ def draw(results, out):
     if len(runs) < 2:
         raise DataError(f"{results.folder}: fewer than two lab04-ratio-R.csv reports (make "
                         f"results writes one per kernel ratio)")
-    points = sorted((kernel_to_copy(report), report) for _, report in runs)
+    points = sorted(((kernel_to_copy(report), report) for _, report in runs), key=lambda p: p[0])
     ratios = [r for r, _ in points]
     fig, ax = style.figure(10.5, 6)
     for key, variant, label in SERIES:

@@ -165,16 +165,18 @@ quick_options() {
     for p in $(programs); do
         [ -n "$(quick_options "$p")" ] || failures+=$'\n'"$p: --help shows no --quick value"
         while read -r name min max default quick; do
-            typed=$min
-            [ "$typed" != "$quick" ] || typed=$max
             grep -qx "  $name $default" <<<"$("./$p" --dry-run)" ||
                 failures+=$'\n'"$p --dry-run: $name is not its default $default"
             grep -qx "  $name $quick" <<<"$("./$p" --quick --dry-run)" ||
                 failures+=$'\n'"$p --quick --dry-run: $name is not its --quick value $quick"
-            grep -qx "  $name $typed" <<<"$("./$p" "$name" "$typed" --quick --dry-run)" ||
-                failures+=$'\n'"$p $name $typed --quick: the typed value did not survive"
-            grep -qx "  $name $typed" <<<"$("./$p" --quick "$name=$typed" --dry-run)" ||
-                failures+=$'\n'"$p --quick $name=$typed: the typed value did not survive"
+            # both ends of the range: a rule between options must not cut a typed value either
+            for typed in "$min" "$max"; do
+                [ "$typed" != "$quick" ] || continue
+                grep -qx "  $name $typed" <<<"$("./$p" "$name" "$typed" --quick --dry-run)" ||
+                    failures+=$'\n'"$p $name $typed --quick: the typed value did not survive"
+                grep -qx "  $name $typed" <<<"$("./$p" --quick "$name=$typed" --dry-run)" ||
+                    failures+=$'\n'"$p --quick $name=$typed: the typed value did not survive"
+            done
             tried=$((tried + 1))
         done < <(quick_options "$p")
     done

@@ -40,10 +40,6 @@ static const program_info program = {
 static const char BUSY_OR_RAMPING[] =
     "another process may be using this GPU or its link (see nvidia-smi), or the GPU's clock "
     "is still ramping up";
-static const verdict BANDWIDTH_CONSISTENT = {
-    "bandwidth_consistent", -INFINITY, 0.10, "%", BUSY_OR_RAMPING};
-static const verdict SPIN_KEEPS_TIME = {"spin_keeps_time", -0.02, 0.02, "%", BUSY_OR_RAMPING};
-static const verdict AFFINE_CALIBRATED = {"affine_calibrated", -0.10, 0.10, "%", BUSY_OR_RAMPING};
 
 enum { LOOPS = 5 }; /* samples of the plain loop: a median, not one sample */
 
@@ -140,7 +136,8 @@ static stats plain_loop_bandwidth(op *c, int batch)
     stats t = measure_issued(issue, c, c->stream, batch, 1, LOOPS);
     return stats_over(c->bytes / 1e6, &t);
 }
-
+static const verdict BANDWIDTH_CONSISTENT = {
+    "bandwidth_consistent", -INFINITY, 0.10, "%", BUSY_OR_RAMPING};
 static void measure_link(lab_run *run)
 {
     report *r = run->r;
@@ -185,6 +182,7 @@ static void measure_link(lab_run *run)
 
 /* ---- the labs' tools: kernels of known duration ----------------------------- */
 
+static const verdict SPIN_KEEPS_TIME = {"spin_keeps_time", -0.02, 0.02, "%", BUSY_OR_RAMPING};
 static void check_spin(report *r, int quick, cudaStream_t stream)
 {
     op spin = {SPIN, NULL, NULL, 0, 0, stream};
@@ -195,6 +193,7 @@ static void check_spin(report *r, int quick, cudaStream_t stream)
                    "(%+.2f%%)", spin_ms, t.median, off * 100);
 }
 
+static const verdict AFFINE_CALIBRATED = {"affine_calibrated", -0.10, 0.10, "%", BUSY_OR_RAMPING};
 /* affine_work calibrated to 1 ms on fresh inputs, timed, and every output
  * checked against the CPU. */
 static void check_affine(lab_run *run, cudaStream_t stream)

@@ -23,14 +23,11 @@
 static int max_mib = 256;  /* the sweep's largest copy: per-copy costs vanish */
 static int async_mib = 64; /* long enough to see when the call returns */
 
-/* As --help says: so that --max-mib alone, or --quick with --async-mib, runs. */
-static void async_at_most_max(void) { async_mib = async_mib < max_mib ? async_mib : max_mib; }
-
 static const option lab_options[] = {
     {"max-mib", OPT_INT, &max_mib, 1, 1024, 16, "MIB",
      "largest copy; the sweep doubles from 4 KiB up to it (by x4 under --quick)"},
     {"async-mib", OPT_INT, &async_mib, 1, 1024, 16, "MIB",
-     "copy whose return time is measured; at most --max-mib (a larger one is cut to it)"},
+     "copy whose return time is measured; at most --max-mib (the copy is cut to it)"},
     {NULL},
 };
 
@@ -39,25 +36,8 @@ static const program_info program = {
     .title = "pinned vs pageable memory: bandwidth by size, the async trap, the cost of pinning",
     .handout = "labs/lab02_pinned_memory/README.md", .options = lab_options, .reps = 20,
     .quick_reps = 5, .needs = NEEDS_HOST_REGISTER, .memory_option = "max-mib",
-    .memory_per_unit = 1 << 20, .check_options = async_at_most_max,
+    .memory_per_unit = 1 << 20,
 };
-
-/* The ratio is judged on uploads: CUDA documents that the host stages a
- * pageable H2D copy through pinned memory (the model), not how it downloads. */
-static const verdict BEATS_PAGEABLE = {"pinned_beats_pageable_H2D", 3, INFINITY, "x",
-    "pageable uploads came close to pinned ones: this host copies memory fast compared with "
-    "its link (see the host memcpy lines), or the copies were small (--max-mib)"};
-static const char FELL_SHORT[] = "pinned copies fell short of the link's limit measured moments "
-    "before: another process may be using the GPU or its link (see nvidia-smi)";
-static const verdict REACHES_LINK[2] = {
-    {"pinned_reaches_link_H2D", 0.80, INFINITY, "%", FELL_SHORT},
-    {"pinned_reaches_link_D2H", 0.80, INFINITY, "%", FELL_SHORT}};
-static const verdict PAGEABLE_WAITS = {"pageable_call_waits_for_copy", 0.80, INFINITY, "%",
-    "a pageable cudaMemcpyAsync returned before its copy was done: this driver or system stages "
-    "pageable memory differently (small copies may be buffered: try a larger --async-mib)"};
-static const verdict PINNED_AT_ONCE = {"pinned_call_returns_at_once", -INFINITY, 0.10, "%",
-    "a pinned cudaMemcpyAsync took long to return: the host thread was descheduled (a busy "
-    "machine), or the copy is too short to compare (try a larger --async-mib)"};
 
 enum { SMALLEST = 4096, MAX_SIZES = 24, POISON = 0xff, MIN_SAMPLES = 7, WARMUP = 2 };
 enum kind { PAGEABLE, REGISTERED, PINNED, KINDS }; enum dir { H2D, D2H, DIRS };
@@ -218,6 +198,16 @@ static void report_sweep(report *r, const bench *b, const common_options *opt)
     }
 }
 
+/* The ratio is judged on uploads: CUDA documents that the host stages a
+ * pageable H2D copy through pinned memory (the model), not how it downloads. */
+static const verdict BEATS_PAGEABLE = {"pinned_beats_pageable_H2D", 3, INFINITY, "x",
+    "pageable uploads came close to pinned ones: this host copies memory fast compared with "
+    "its link (see the host memcpy lines), or the copies were small (--max-mib)"};
+static const char FELL_SHORT[] = "pinned copies fell short of the link's limit measured moments "
+    "before: another process may be using the GPU or its link (see nvidia-smi)";
+static const verdict REACHES_LINK[2] = {
+    {"pinned_reaches_link_H2D", 0.80, INFINITY, "%", FELL_SHORT},
+    {"pinned_reaches_link_D2H", 0.80, INFINITY, "%", FELL_SHORT}};
 /* At the largest size pinned and registered reach the link; pageable at most
  * the slower of the host copy and the link. */
 static void judge(report *r, const bench *b)
@@ -260,6 +250,12 @@ static void time_returns(void *ctx, double *v)
     }
 }
 
+static const verdict PAGEABLE_WAITS = {"pageable_call_waits_for_copy", 0.80, INFINITY, "%",
+    "a pageable cudaMemcpyAsync returned before its copy was done: this driver or system stages "
+    "pageable memory differently (small copies may be buffered: try a larger --async-mib)"};
+static const verdict PINNED_AT_ONCE = {"pinned_call_returns_at_once", -INFINITY, 0.10, "%",
+    "a pinned cudaMemcpyAsync took long to return: the host thread was descheduled (a busy "
+    "machine), or the copy is too short to compare (try a larger --async-mib)"};
 /* back[pinned][dir]: when the call returned, as a fraction of its copy's time. */
 static void async_trap(report *r, bench *b, size_t bytes, int reps)
 {
@@ -269,6 +265,7 @@ static void async_trap(report *r, bench *b, size_t bytes, int reps)
     for (int i = 0; i < 4; i++)
         c[i] = copy_of(b, i < 2 ? PAGEABLE : PINNED, i % 2, bytes);
     report_section(r, "4. The async trap: when does cudaMemcpyAsync return?");
+    report_param(r, "async_copy_size", (double)(bytes >> 20), "MiB");
     timeline_span_begin("async");
     measure_several(time_returns, c, 8, 1, reps, t, NULL);
     timeline_span_end();
@@ -300,9 +297,10 @@ static void pinning_cost(report *r, bench *b)
     double reg = b->cost_ms[REGISTER] / gib, ms_per_gib_at_1gbs = (1u << 30) / 1e6;
     double saved = ms_per_gib_at_1gbs * (1 / b->bw[PAGEABLE][H2D][b->n - 1].median -
                                          1 / b->bw[PINNED][H2D][b->n - 1].median);
-    report_value(r, "cudaHostRegister", "break_even_copies", reg / fmax(saved, 0), "copies");
+    report_value(r, "cudaHostRegister", "break_even_copies", saved > 0 ? reg / saved : INFINITY,
+                 "copies");
     report_text(r, "  registering a GiB costs %.0f ms (100 GiB: %.0f s) and saves %.0f ms per "
-                   "upload of it: pin staging buffers, not datasets\n", reg, reg / 10, saved);
+                   "upload of it: pin staging buffers, not datasets\n", reg, reg * 100 / 1e3, saved);
 }
 
 /* The run owns all but the pinned buffers, whose freeing is timed above. */
@@ -343,7 +341,9 @@ int main(int argc, char **argv)
     sweep_kind(run.r, &b, PINNED);
     report_sweep(run.r, &b, &run.opt);
     judge(run.r, &b);
-    async_trap(run.r, &b, (size_t)async_mib << 20, run.opt.reps < 5 ? run.opt.reps : 5);
+    /* The trap copies from the sweep's buffers: --async-mib, at most --max-mib. */
+    async_trap(run.r, &b, (size_t)(async_mib < max_mib ? async_mib : max_mib) << 20,
+               run.opt.reps < 5 ? run.opt.reps : 5);
     pinning_cost(run.r, &b);
     return lab_end(&run);
 }

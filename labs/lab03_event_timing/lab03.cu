@@ -35,8 +35,6 @@ static const program_info program = {
 static const char BUSY[] =
     "another process may be using this GPU (see nvidia-smi), or this host is busy: a launch "
     "call that blocks or a descheduled thread shows in the host readings";
-static const verdict EVENTS_MATCH = {"events_match_known", -0.02, 0.02, "%", BUSY};
-static const verdict NAIVE_MISSES = {"naive_host_misses", -INFINITY, 0.10, "%", BUSY};
 
 enum { WARMUP = 3, SHOWN = 5 };
 
@@ -214,6 +212,8 @@ static void show_samples(report *r, const way *w, double scale, const char *unit
                 w->s.min / w->s.median);
 }
 
+static const verdict EVENTS_MATCH = {"events_match_known", -0.02, 0.02, "%", BUSY};
+static const verdict NAIVE_MISSES = {"naive_host_misses", -INFINITY, 0.10, "%", BUSY};
 /* Sections 2 and 3: the four ways, checked against the kernel's own log, and
  * what their individual samples say. */
 static void four_ways(report *r, bench *b, int reps)

@@ -146,15 +146,17 @@ static variant measure_variant(bench *b, const char *name, cudaStream_t urgent,
     return v;
 }
 
-/* Launch moments over [10%, 90%] of the shortest background seen (one a little
- * quicker than the median must not end before the last), and in *left_us the
- * median of what is then left of a median one: the wait at the same priority. */
-static double *launch_moments(int n, const stats *background, double *left_us)
+/* Launch moments over [10%, 90%] of the shortest background seen (one a
+ * little quicker than usual must not end before the last), and in *left_us
+ * the median of what is then left of one of `run_ms`: the wait at the same
+ * priority. The kernels' background lasts the model's waves x block, the
+ * copies' the big copy's measured median. */
+static double *launch_moments(int n, double shortest_ms, double run_ms, double *left_us)
 {
     double *at = (double *)xmalloc(2 * n * sizeof *at), *left = at + n;
-    random_strata(at, n, 0.1 * background->min, 0.9 * background->min);
+    random_strata(at, n, 0.1 * shortest_ms, 0.9 * shortest_ms);
     for (int i = 0; i < n; i++)
-        left[i] = (background->median - at[i]) * 1e3;
+        left[i] = (run_ms - at[i]) * 1e3;
     *left_us = stats_of(left, n).median;
     return at;
 }
@@ -163,13 +165,13 @@ static double *launch_moments(int n, const stats *background, double *left_us)
  * (v[0..2]), each sample at its moment into its own background; each beside
  * its model (alone + the rest of the background, or + half a block for a
  * kernel that jumps the queue), its tail, its samples, a kernel's run time. */
-static void urgent_variants(report *r, bench *b, const stats *background, const char *prefix,
-                            variant v[3])
+static void urgent_variants(report *r, bench *b, double shortest_ms, double run_ms,
+                            const char *prefix, variant v[3])
 {
     static const char *const how[3] = {"alone", "same priority", "high priority"};
     const char *rest = b->copies ? "alone + the rest of the big copy"
                                  : "alone + the rest of the background";
-    double left_us, *after = launch_moments(b->samples, background, &left_us);
+    double left_us, *after = launch_moments(b->samples, shortest_ms, run_ms, &left_us);
     for (int i = 0; i < 3; i++) {
         char name[48];
         snprintf(name, sizeof name, "%s%s", prefix, how[i]);
@@ -233,7 +235,7 @@ static void kernels_jump_queue(report *r, bench *b, const device_info *d)
                    &bg, "ms");
     variant v[3];
     report_section(r, "The critical kernel: alone, then launched mid-background");
-    urgent_variants(r, b, &bg, "", v);
+    urgent_variants(r, b, fmin(bg.min, waves * block_us / 1e3), waves * block_us / 1e3, "", v);
     double ratio = v[1].latency.median / v[2].latency.median;
     report_value(r, "priority", "latency_ratio", ratio, "x");
     report_verdict(r, &JUMPS_QUEUE, ratio, "median latency from launch to completion: same "
@@ -255,7 +257,7 @@ static void copies_keep_order(report *r, bench *b, const device_info *d)
     b->copies = 1;
     stats big = measure_issued(start_background, b, b->low, 1, 1, 5);
     report_stats(r, "big copy", "duration", &big, "ms");
-    urgent_variants(r, b, &big, "copy ", v);
+    urgent_variants(r, b, big.min, big.median, "copy ", v);
     double same = v[1].wait, high = v[2].wait;
     report_value(r, "copy same priority", "wait_fraction", same, "ratio");
     report_value(r, "copy high priority", "wait_fraction", high, "ratio");
@@ -304,7 +306,7 @@ static void check_bench(report *r, bench *b)
 
 static bench bench_open(lab_run *run)
 {
-    bench b = {.samples = run->opt.reps, .n = run->dev.sm_count * THREADS,
+    bench b = {.samples = run->opt.reps, .n = run->dev.sm_count * AFFINE_THREADS,
                .big_bytes = (size_t)copy_mib << 20};
     size_t bytes = b.n * sizeof(uint32_t), samples = b.samples * sizeof(double);
     b.h_in = (uint32_t *)lab_pageable(run, bytes);
