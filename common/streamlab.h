@@ -27,7 +27,7 @@
  *   events_seen_ms(events, n, seen)         when the host saw each one passed
  *   measure(fn, ctx, warmup, reps)          warm-up, then reps samples: a stats
  *   measure_issued(fn, ctx, stream, k, warmup, reps)   events around k issues, per issue
- *   measure_several(fn, ctx, k, warmup, reps, out, samples)   k numbers per run
+ *   measure_several(fn, ctx, k, warmup, reps, out)   k numbers per run
  *   stats_of(samples, n), stats_over(k, &s), stats_percentile(samples, n, p)
  *
  * DEVICE CODE AND INPUTS (kernels/kernels.h, #include "kernels.h")

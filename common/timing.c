@@ -106,11 +106,9 @@ stats measure_issued(issue_fn fn, void *ctx, cudaStream_t stream, int per_sample
     return s;
 }
 
-void measure_several(timed_k_fn fn, void *ctx, int k, int warmup, int reps, stats *out,
-                     double *samples)
+void measure_several(timed_k_fn fn, void *ctx, int k, int warmup, int reps, stats *out)
 {
-    double *v = xmalloc((size_t)k * sizeof *v);
-    double *all = samples ? samples : xmalloc((size_t)k * reps * sizeof *all);
+    double *v = xmalloc((size_t)k * sizeof *v), *all = xmalloc((size_t)k * reps * sizeof *all);
     for (int i = 0; i < warmup; i++)
         fn(ctx, v);
     for (int j = 0; j < reps; j++) {
@@ -120,7 +118,6 @@ void measure_several(timed_k_fn fn, void *ctx, int k, int warmup, int reps, stat
     }
     for (int i = 0; i < k; i++)
         out[i] = stats_of(all + (size_t)i * reps, reps);
-    if (!samples)
-        free(all);
+    free(all);
     free(v);
 }

@@ -65,10 +65,8 @@ stats measure_issued(issue_fn fn, void *ctx, cudaStream_t stream, int per_sample
  * v[0..k-1]. */
 typedef void (*timed_k_fn)(void *ctx, double *v);
 
-/* As measure(), for k numbers per run: out[i] summarises the i-th. With
- * `samples` non-NULL, samples[i * reps + j] keeps the i-th number of run j. */
-void measure_several(timed_k_fn fn, void *ctx, int k, int warmup, int reps, stats *out,
-                     double *samples);
+/* As measure(), for k numbers per run: out[i] summarises the i-th. */
+void measure_several(timed_k_fn fn, void *ctx, int k, int warmup, int reps, stats *out);
 
 #ifdef __cplusplus
 }

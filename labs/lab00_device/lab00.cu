@@ -136,6 +136,7 @@ static stats plain_loop_bandwidth(op *c, int batch)
     stats t = measure_issued(issue, c, c->stream, batch, 1, LOOPS);
     return stats_over(c->bytes / 1e6, &t);
 }
+
 static const verdict BANDWIDTH_CONSISTENT = {
     "bandwidth_consistent", -INFINITY, 0.10, "%", BUSY_OR_RAMPING};
 static void measure_link(lab_run *run)

@@ -267,7 +267,7 @@ static void async_trap(report *r, bench *b, size_t bytes, int reps)
     report_section(r, "4. The async trap: when does cudaMemcpyAsync return?");
     report_param(r, "async_copy_size", (double)(bytes >> 20), "MiB");
     timeline_span_begin("async");
-    measure_several(time_returns, c, 8, 1, reps, t, NULL);
+    measure_several(time_returns, c, 8, 1, reps, t);
     timeline_span_end();
     for (int i = 0; i < 4; i++) {
         const char *v = variant[i < 2 ? PAGEABLE : PINNED][i % 2];
