@@ -124,15 +124,25 @@ $(BUILD)/kernels/%.o: kernels/%.cu $(HEADERS) $(FLAGS_STAMP) | check-nvcc
 
 # ---- host-only programs the tests drive ---------------------------------------
 TEST_TOOLS := $(BUILD)/tests/stats_test $(BUILD)/tests/report_test $(BUILD)/tests/gpu_probe \
-              $(BUILD)/tests/trace_test
+              $(BUILD)/tests/trace_test $(BUILD)/tests/machine_test
 
 $(BUILD)/tests/stats_test: tests/tools/stats_test.c common/stats.c common/stats.h
 	@mkdir -p $(dir $@)
 	$(CC) -O2 -std=c99 -Wall -Wextra -Icommon -o $@ tests/tools/stats_test.c common/stats.c
 
+$(BUILD)/tests/machine_test: tests/tools/machine_test.c common/machine.c common/machine.h
+	@mkdir -p $(dir $@)
+	$(CC) -O2 -std=c99 -Wall -Wextra -Icommon -o $@ tests/tools/machine_test.c common/machine.c
+
 $(BUILD)/tests/trace_test: tests/tools/trace_test.c common/trace.c common/json.c common/trace.h common/json.h
 	@mkdir -p $(dir $@)
 	$(CC) -O2 -std=c99 -Wall -Wextra -Icommon -o $@ tests/tools/trace_test.c common/trace.c common/json.c
+
+# make stress LOAD=host: threads copying host memory; plain C and pthreads, no CUDA.
+TEST_TOOLS += $(BUILD)/tests/host_load
+$(BUILD)/tests/host_load: tests/tools/host_load.c
+	@mkdir -p $(dir $@)
+	$(CC) -O2 -std=c99 -Wall -Wextra -pthread -o $@ tests/tools/host_load.c
 
 # Host C compiled by the C compiler; nvcc links it with the CUDA runtime.
 $(BUILD)/tests/%: tests/tools/%.c $(LIB) $(HEADERS) | check-nvcc
@@ -146,14 +156,36 @@ $(BUILD)/tests/%: tests/tools/%.c $(LIB) $(HEADERS) | check-nvcc
 # the spread of each lab's key number. make plots: the figures of the newest
 # results folder, or of RESULTS=dir, into that folder. PYTHON= names a
 # Python 3 with matplotlib; by default plots/python.sh finds one.
-.PHONY: results plots
+# make stress RUNS=50: every lab 50 times in each of MODES ("quick default":
+# --quick --csv and --csv), interleaved, then per verdict how often its
+# effect was observed, the re-measurements used and the spread of its value,
+# into results/stress-<gpu>-<date>/ (STRESS_OUT=dir for another folder).
+# LOAD=gpu|host|both runs a background load beside them (gpu_load, host_load),
+# STRESS_PROGRAMS="lab00 lab02" runs some labs, STRICT=1 fails unless every
+# verdict was observed in every run, LAB_TIMEOUT=S limits a run (default 120).
+# tests/stress.sh says more.
+.PHONY: results plots stress
 RUNS    ?= 1
 RESULTS ?=
 PYTHON  ?=
+MODES           ?= quick default
+LOAD            ?= none
+STRESS_PROGRAMS ?= $(LABS) $(PTDS)
+STRESS_OUT      ?=
+STRICT          ?=
+STRESS_LOADS    := $(if $(filter gpu both,$(LOAD)),$(BUILD)/tests/gpu_load) \
+                   $(if $(filter host both,$(LOAD)),$(BUILD)/tests/host_load)
 
 results: $(LABS) $(PTDS) ## run every lab on this GPU, keep the reports (RUNS=N)
 	@RUNS='$(RUNS)' BINDIR='$(BINDIR)' NVCC='$(NVCC)' PYTHON='$(or $(PYTHON),python3)' \
 	  plots/results.sh $(LABS) $(PTDS)
+
+# (A name make does not know is left to stress.sh, which names it.)
+stress: $(filter $(PROGRAMS),$(STRESS_PROGRAMS)) $(STRESS_LOADS) ## run every lab RUNS=N times, count each verdict (LOAD=gpu|host|both)
+	@RUNS='$(RUNS)' MODES='$(MODES)' LOAD='$(LOAD)' STRICT='$(STRICT)' STRESS_OUT='$(STRESS_OUT)' \
+	  BINDIR='$(BINDIR)' LAB_TIMEOUT='$(LAB_TIMEOUT)' \
+	  GPU_LOAD='$(BUILD)/tests/gpu_load' HOST_LOAD='$(BUILD)/tests/host_load' \
+	  tests/stress.sh $(STRESS_PROGRAMS)
 
 plots: ## draw the figures of the newest results (RESULTS=dir for another)
 	@py=$$(PYTHON='$(PYTHON)' plots/python.sh) && "$$py" plots/plot.py all $(RESULTS)
@@ -214,7 +246,7 @@ sanitize: $(SANITIZE_PROGRAMS) $(BUILD)/tests/gpu_probe ## every lab and solutio
 	  tests/tools/sanitize.sh $(SANITIZE_PROGRAMS)
 
 # Test tools with device code: the GPU loader and the sanitizer's canary.
-TEST_TOOLS += $(BUILD)/tests/gpu_load $(BUILD)/tests/sanitize_canary
+TEST_TOOLS += $(BUILD)/tests/gpu_load $(BUILD)/tests/sanitize_canary $(BUILD)/tests/machine_probe
 $(BUILD)/tests/%: tests/tools/%.cu $(LIB) $(HEADERS) $(FLAGS_STAMP) | check-nvcc
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVCCFLAGS) -o $@ $< $(LIB) $(LDLIBS)
@@ -251,3 +283,4 @@ help: ## list the targets
 	@echo "  timelines (--trace, --timeline): $(if $(CUPTI_CFLAGS),CUPTI found in $(CUPTI_LIBDIR),no CUPTI found: unavailable)"
 	@echo "  variables: ARCH=sm_XY (GPU code; now: $(or $(ARCH),$(if $(DETECTED),sm_$(DETECTED) (detected),portable default))), NVCC=path"
 	@echo "             RUNS=N (results), RESULTS=dir and PYTHON=path (plots), SUBMISSION(S)=dir and FORMAT=gradescope (grade)"
+	@echo "             RUNS=N, MODES=\"quick default\", LOAD=none|gpu|host|both, STRESS_PROGRAMS=, STRICT=1 (stress)"

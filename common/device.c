@@ -112,12 +112,6 @@ int device_other_processes(void)
     return -1;
 }
 
-int gpu_was_shared(const gpu_sharing *s)
-{
-    return s->probe_ms > 0 && s->lost_ms >= SHARED_MS_MIN &&
-           s->lost_ms >= SHARED_FRACTION_MIN * s->probe_ms;
-}
-
 double pcie_raw_gbps(int gen, int width)
 {
     /* Per lane, per direction: transfer rate (GT/s) times encoding efficiency
@@ -170,6 +164,9 @@ void device_select(const common_options *opt, device_info *d)
     d->cc_major = p.major;
     d->cc_minor = p.minor;
     d->sm_count = p.multiProcessorCount;
+    int khz = 0;
+    CUDA_CHECK(cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, d->index));
+    d->clock_mhz = khz / 1e3;
     d->async_engines = p.asyncEngineCount;
     d->concurrent_kernels = p.concurrentKernels;
     CUDA_CHECK(cudaDeviceGetStreamPriorityRange(&d->priority_least, &d->priority_greatest));

@@ -3,27 +3,12 @@
 #define STREAMLAB_DEVICE_H
 
 #include <stddef.h>
+#include "machine.h"
 #include "options.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-/* Whether another process is using the GPU, as sharing_probe() (kernels.h)
- * measures it: the driver's list of processes, and what a probe kernel lost. */
-typedef struct {
-    int other_processes; /* other processes holding a compute context on this GPU, as
-                            the driver (NVML) lists them; -1 when it does not say */
-    double lost_ms;      /* time the GPU spent on other work while the probe waited or ran */
-    double probe_ms;     /* the probe, from its launch to its result; 0: not measured */
-} gpu_sharing;
-
-/* The GPU counts as shared when the probe lost at least this fraction of its
- * time, and at least SHARED_MS_MIN. On an idle GPU it loses microseconds;
- * beside one other busy process the GPU alternates between the two, about
- * half each, and a short probe can lose more (it waits for the other's slice). */
-#define SHARED_FRACTION_MIN 0.25
-#define SHARED_MS_MIN 1.0
 
 typedef struct {
     int index;                 /* the --device number */
@@ -31,6 +16,7 @@ typedef struct {
     char pci_bus_id[32];
     int cc_major, cc_minor;    /* compute capability */
     int sm_count;
+    double clock_mhz;          /* the SMs' top clock (cudaDevAttrClockRate) */
     size_t total_memory, free_memory;  /* bytes */
     int async_engines;         /* copy engines: copies that can run beside kernels */
     int concurrent_kernels;    /* 1 when kernels of different streams can run together */
@@ -65,10 +51,6 @@ int device_other_processes(void);
 /* Per-direction PCIe bandwidth in GB/s (1e9 bytes/s) after line encoding,
  * before packet overhead: what the wires carry. 0 when gen is unknown. */
 double pcie_raw_gbps(int gen, int width);
-
-/* 1 when the probe lost at least SHARED_FRACTION_MIN of its time and
- * SHARED_MS_MIN: another process's work ran on the GPU meanwhile. */
-int gpu_was_shared(const gpu_sharing *s);
 
 #ifdef __cplusplus
 }

@@ -1,6 +1,7 @@
 /* A lab's run; see lab.h. */
 #include "lab.h"
 #include "check.h"
+#include "machine.h"
 #include "timeline.h"
 #include "../kernels/kernels.h"
 
@@ -154,17 +155,56 @@ void lab_begin(lab_run *run, int argc, char **argv, const program_info *prog)
     check_needs(prog->needs, &run->dev);
     check_memory(prog, &run->dev);
     device_load_nvml(&run->dev);
-    sharing_probe(&run->sharing_at_start);
+    machine_probe(&run->at_start);
     run->r = report_begin(prog, &run->opt, &run->dev);
     timeline_start(&run->opt);
 }
 
 int lab_end(lab_run *run)
 {
-    gpu_sharing at_end;
+    machine_state at_end;
     release_owned(run);
     timeline_finish(run->r, &run->opt);
-    sharing_probe(&at_end);
-    report_sharing(run->r, &run->sharing_at_start, &at_end);
+    machine_probe(&at_end);
+    report_machine(run->r, &run->at_start, &at_end, run->dev.clock_mhz);
+    report_sharing(run->r, &run->at_start.sharing, &at_end.sharing);
     return report_finish(run->r);
+}
+
+/* Samples whose p5-p95 range spans more than this share of their median were
+ * taken while something else came and went: on a quiet H100 the labs' paired
+ * ratios spread by 1-10%. */
+static const double NOISY_SPREAD = 0.25;
+
+/* Whether the machine now, or fn's samples, show interference: writes what into why[]. */
+static int interference_now(lab_run *run, double spread, char *why, size_t size)
+{
+    machine_state now;
+    machine_probe(&now); /* no span of its own: a lab's attempt may sit inside one */
+    double raw = pcie_raw_gbps(run->dev.pcie_gen, run->dev.pcie_width);
+    int n = machine_interference(&run->at_start, &now, raw, run->dev.clock_mhz, why, size);
+    size_t used = strlen(why);
+    if (spread > NOISY_SPREAD && used + 2 < size)
+        snprintf(why + used, size - used, "%sits samples spread by %.0f%% (p5 to p95 of the "
+                 "median): something came and went while they were taken", n ? "; " : "",
+                 spread * 100);
+    return n > 0 || spread > NOISY_SPREAD;
+}
+
+int lab_attempt(lab_run *run, const char *what, attempt_fn fn, void *ctx)
+{
+    char why[1024] = "", now[512];
+    int attempts = 0, seen;
+    for (;;) {
+        double spread = 0;
+        attempts++;
+        seen = fn(ctx, &spread);
+        if (seen || attempts > run->opt.retries || !interference_now(run, spread, now, sizeof now))
+            break;
+        size_t used = strlen(why);
+        snprintf(why + used, sizeof why - used, "%sattempt %d: %s", used ? "; " : "", attempts,
+                 now);
+    }
+    report_attempts(run->r, what, attempts, seen, why);
+    return seen;
 }

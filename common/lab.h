@@ -20,7 +20,7 @@ typedef struct {
     common_options opt;           /* the common options, parsed */
     device_info dev;              /* the GPU chosen, and what it can do */
     report *r;                    /* where the lesson's numbers go */
-    gpu_sharing sharing_at_start; /* sharing_probe() as the run began */
+    machine_state at_start;       /* machine_probe() as the run began */
     owned *owned;
     int n_owned;
 } lab_run;
@@ -30,16 +30,34 @@ typedef struct {
  * the reason when it lacks what prog->needs; when prog->memory_option asks
  * for more than half of its free memory, exits 2 naming the accepted range
  * (3 when even the option's least value does not fit); loads
- * NVML for the PCIe link; probes whether another process is using the GPU
- * (sharing_probe, about 12 ms of GPU work); starts the report; with --trace
+ * NVML for the PCIe link; probes the machine (machine_probe: is another
+ * process using the GPU, its link, the host? about 40 ms); starts the report; with --trace
  * or --timeline, starts recording. */
 void lab_begin(lab_run *run, int argc, char **argv, const program_info *prog);
 
 /* Waits for the GPU, releases what the run owns (below), stops recording
- * (writing --trace, drawing --timeline), probes the GPU's sharing again and
+ * (writing --trace, drawing --timeline), probes the machine again and
  * reports it beside the start's, then finishes the report: returns the exit
  * code for main() to return. */
 int lab_end(lab_run *run);
+
+/* One attempt at a demonstration: measures every side of its comparisons
+ * afresh (never reusing a number from an earlier attempt), keeps what it
+ * measured in ctx for the lab to report afterwards, and returns 1 when all
+ * its verdicts hold (verdict_holds). In *spread, the relative spread of the
+ * numbers its verdicts read (stats_spread of the per-pair ratios), or 0. */
+typedef int (*attempt_fn)(void *ctx, double *spread);
+
+/* Runs fn. When it fails, asks whether something outside the lesson spoilt
+ * it: the machine probed again against the run's start (another process on
+ * the GPU, its link or the host; a slowed clock), or fn's own samples
+ * spread wide. If so, runs fn again, at most --retries more times (the
+ * default 2); if not, the effect is simply not there, and one attempt is
+ * the answer. Reports the attempts ("what,attempts,N,count"), and what
+ * interference it saw, which leads the likely reasons when the lab exits 4.
+ * A retry re-measures both sides: no verdict passes on old numbers. Returns
+ * fn's last answer. */
+int lab_attempt(lab_run *run, const char *what, attempt_fn fn, void *ctx);
 
 /* Memory, streams and events the run owns: each checked, and released by
  * lab_end() (a lab whose lesson is allocating or freeing does that itself). */

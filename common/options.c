@@ -14,7 +14,7 @@
 
 static int help_requested, dry_run;
 
-enum { N_COMMON = 9 };
+enum { N_COMMON = 10 };
 
 static void table_of_common(option *t, common_options *c, const program_info *prog)
 {
@@ -25,6 +25,8 @@ static void table_of_common(option *t, common_options *c, const program_info *pr
          "small sizes, under a second (tests, sanitizers): the --quick values below"},
         {"reps", OPT_INT, &c->reps, 1, REPS_MAX, prog->quick_reps ? prog->quick_reps : NO_QUICK,
          "N", "timed repetitions of each measurement"},
+        {"retries", OPT_INT, &c->retries, 0, RETRIES_MAX, NO_QUICK, "N",
+         "when another process's work spoils a comparison, measure it again up to N times"},
         {"csv", OPT_FLAG, &c->csv, 0, 0, NO_QUICK, NULL, "print rows lab,variant,metric,value,unit"},
         {"json", OPT_FLAG, &c->json, 0, 0, NO_QUICK, NULL, "print one JSON document"},
         {"trace", OPT_STRING, &c->trace, 0, 0, NO_QUICK, "FILE",
@@ -200,6 +202,7 @@ void options_parse(int argc, char **argv, const program_info *prog, common_optio
     program_name = prog->name;
     memset(c, 0, sizeof *c);
     c->reps = prog->reps;
+    c->retries = RETRIES_DEFAULT;
     table_of_common(common, c, prog);
 
     /* --help wins over any mistake beside it: someone asking for help is

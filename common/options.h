@@ -72,6 +72,7 @@ typedef struct {
     int device; /* --device N */
     int quick;  /* --quick: small sizes, under a second */
     int reps;   /* --reps N: timed repetitions per measurement */
+    int retries; /* --retries N: re-measurements of a comparison spoilt by interference */
     int csv;    /* --csv */
     int json;   /* --json */
     const char *trace; /* --trace FILE: .json (Chrome trace) or .tsv (raw records) */
@@ -79,6 +80,11 @@ typedef struct {
 } common_options;
 
 #define REPS_MAX 10000
+/* Two more measurements at most: on a shared machine a burst of another
+ * process's traffic lasts a moment, and one that outlasts three
+ * measurements is the machine's state, which the run then reports. */
+#define RETRIES_DEFAULT 2
+#define RETRIES_MAX 10
 
 /* Parses argv into *common and the program's table, then applies --quick to
  * the options the user did not give: a value typed on the command line is

@@ -36,6 +36,7 @@ struct report {
     int has_device;
     device_info device;
     list params, measurements, predictions, checks, verdicts; /* of entry */
+    list interference; /* of entry: what was re-measured (variant), why (text), seen (ok) */
     int others_listed;   /* other processes the driver listed on the GPU; -1: not told */
 };
 
@@ -244,7 +245,8 @@ static void report_settings(report *r, const common_options *opt)
 {
     char v[32], name[64];
     if (r->format == FORMAT_TEXT)
-        printf("settings:%s --reps %d", opt->quick ? " --quick" : "", opt->reps);
+        printf("settings:%s --reps %d --retries %d", opt->quick ? " --quick" : "", opt->reps,
+               opt->retries);
     for (const option *o = r->prog->options; o && o->name; o++) {
         double value = option_value(o);
         if (isnan(value))
@@ -489,9 +491,14 @@ static char *limit_text(const verdict *v)
     return s;
 }
 
+int verdict_holds(const verdict *v, double value)
+{
+    return value >= v->min && value <= v->max; /* NaN: not observed */
+}
+
 int report_verdict(report *r, const verdict *v, double value, const char *fmt, ...)
 {
-    int observed = value >= v->min && value <= v->max; /* NaN: not observed */
+    int observed = verdict_holds(v, value);
     va_list ap;
     va_start(ap, fmt);
     entry *it = add_item(r, &r->verdicts, "verdict", v->name, observed, fmt, ap);
@@ -542,6 +549,22 @@ static const entry *first_not_observed(const report *r)
     return first;
 }
 
+/* What was re-measured, and what interference the run saw. */
+static void json_interference(const report *r)
+{
+    const entry *e = r->interference.items;
+    json_key("interference");
+    putchar('[');
+    for (int i = 0; i < r->interference.n; i++) {
+        printf("%s\n    {", i ? "," : "");
+        json_key("what"), json_string(e[i].variant), putchar(',');
+        json_key("attempts"), json_number(e[i].value), putchar(',');
+        json_key("observed_after"), fputs(e[i].ok ? "true" : "false", stdout), putchar(',');
+        json_key("seen"), json_string(e[i].text), putchar('}');
+    }
+    fputs(r->interference.n ? "\n  ]" : "]", stdout);
+}
+
 static void print_json(const report *r, int code)
 {
     const entry *params = r->params.items;
@@ -565,6 +588,7 @@ static void print_json(const report *r, int code)
     json_rows("measurements", &r->measurements), printf(",\n  ");
     json_rows("predictions", &r->predictions), printf(",\n  ");
     json_items("checks", "passed", &r->checks), printf(",\n  ");
+    json_interference(r), printf(",\n  ");
     json_key("verdict");
     const entry *first = first_not_observed(r);
     printf("{\"observed\":%s,", first ? "false" : "true");
@@ -611,12 +635,66 @@ void report_sharing(report *r, const gpu_sharing *start, const gpu_sharing *end)
                    processes_text(listed, sizeof listed, r->others_listed));
 }
 
+void report_attempts(report *r, const char *what, int attempts, int seen, const char *why)
+{
+    add_row(&r->measurements, what, "attempts", attempts, "count");
+    if (r->format == FORMAT_CSV)
+        csv_row(r, what, "attempts", attempts, "count");
+    if (!why || !*why)
+        return;
+    entry *e = add_row(&r->interference, what, "interference", attempts, "count");
+    e->text = copy(why);
+    e->ok = seen;
+    if (r->format == FORMAT_TEXT)
+        printf("  %s: measured %d time%s; %s; %s\n", what, attempts, attempts == 1 ? "" : "s",
+               why, seen ? "the last attempt showed the effect" : "none showed the effect");
+}
+
+static void machine_rows(report *r, const char *when, const machine_state *m)
+{
+    static const char *const metric[] = {"link_H2D", "link_D2H", "host_memcpy", "launch",
+                                         "sm_clock"};
+    static const char *const unit[] = {"GB/s", "GB/s", "GB/s", "us", "MHz"};
+    const double value[] = {m->link_gbps[0], m->link_gbps[1], m->host_gbps, m->launch_us,
+                            m->sm_mhz};
+    for (int i = 0; i < 5; i++) {
+        add_row(&r->measurements, when, metric[i], value[i], unit[i]);
+        if (r->format == FORMAT_CSV)
+            csv_row(r, when, metric[i], value[i], unit[i]);
+    }
+    if (r->format == FORMAT_TEXT)
+        printf("  %-17s link %.1f GB/s H2D, %.1f D2H; host memcpy %.1f GB/s; an empty kernel "
+               "%.1f us; SM clock %.0f MHz\n", when, m->link_gbps[0], m->link_gbps[1],
+               m->host_gbps, m->launch_us, m->sm_mhz);
+}
+
+void report_machine(report *r, const machine_state *start, const machine_state *end,
+                    double max_mhz)
+{
+    char why[512];
+    double raw = r->has_device ? pcie_raw_gbps(r->device.pcie_gen, r->device.pcie_width) : 0;
+    report_section(r, "The machine, probed at the start and at the end");
+    machine_rows(r, "machine at start", start);
+    machine_rows(r, "machine at end", end);
+    if (!machine_interference(start, end, raw, max_mhz, why, sizeof why))
+        return;
+    entry *e = add_row(&r->interference, "the run", "interference", 0, "count");
+    e->text = copy(why);
+    if (r->format == FORMAT_TEXT)
+        printf("  between the two: %s\n", why);
+}
+
 /* Prints "likely reason for NAME: HINT" for each verdict not observed, the
  * GPU's sharing first (when it was shared, that is the most likely reason),
  * then what else the report knows of the machine that could explain it. */
 static void print_hints(const report *r)
 {
     const entry *items = r->verdicts.items, *lead = first_not_observed(r);
+    const entry *seen = r->interference.items;
+    for (int i = 0; i < r->interference.n; i++) /* what the run saw of other processes */
+        if (!seen[i].ok)
+            printf("likely reason for %s: the machine, not the lesson: %s\n", seen[i].variant,
+                   seen[i].text);
     printf("likely reason for %s: %s\n", lead->metric, lead->v->hint);
     for (int i = 0; i < r->verdicts.n; i++) {
         int told = &items[i] == lead || strcmp(items[i].v->hint, lead->v->hint) == 0;
@@ -655,6 +733,7 @@ int report_finish(report *r)
     free_entries(&r->predictions);
     free_entries(&r->checks);
     free_entries(&r->verdicts);
+    free_entries(&r->interference);
     free(r);
     return code;
 }

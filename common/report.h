@@ -77,12 +77,26 @@ typedef struct {
     const char *hint;
 } verdict;
 
+/* 1 when v->min <= value <= v->max: what report_verdict() will judge, for an
+ * attempt (lab_attempt) to ask before it reports. */
+int verdict_holds(const verdict *v, double value);
 /* Judges v->min <= value <= v->max, prints "observed: yes/NO name: <detail>
  * (limit: ...)" and returns 1 when observed. The hints of the verdicts that
  * failed are printed by report_finish(). */
 int report_verdict(report *r, const verdict *v, double value, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
+/* How many attempts lab_attempt() needed for `what` (a row "what,attempts,N"
+ * in every format) and, when it saw interference, what it saw (`why`) and
+ * whether an attempt then showed the effect (`seen`): a line in the text, an
+ * item of "interference" in JSON, and, when none showed it, the first of the
+ * likely reasons. */
+void report_attempts(report *r, const char *what, int attempts, int seen, const char *why);
+/* The machine at the start and the end of the run (machine_probe): rows
+ * "machine at start"/"machine at end" (link_H2D, link_D2H, host_memcpy,
+ * launch, sm_clock), and what changed between the two, as a likely reason. */
+void report_machine(report *r, const machine_state *start, const machine_state *end,
+                    double max_mhz);
 /* Was the GPU this program's alone? Given sharing_probe()'s measurements at
  * the start and the end of the run: shared at either moment is a "no"
  * verdict of its own (gpu_not_shared), whose hint leads the likely reasons,

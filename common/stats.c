@@ -77,6 +77,18 @@ stats stats_over(double k, const stats *t)
     return s;
 }
 
+stats stats_of_ratios(const double *a, const double *b, int n)
+{
+    double *ratio = malloc((size_t)(n > 0 ? n : 1) * sizeof *ratio);
+    if (!ratio)
+        abort();
+    for (int i = 0; i < n; i++)
+        ratio[i] = a[i] / b[i];
+    stats s = stats_of(ratio, n);
+    free(ratio);
+    return s;
+}
+
 double stats_spread(const stats *s)
 {
     return s->median > 0 ? (s->p95 - s->p5) / s->median : 0;

@@ -29,6 +29,11 @@ stats stats_of(const double *samples, int n);
  * mean time: the rate of the average run, not the average rate. */
 stats stats_over(double k, const stats *t);
 
+/* Pair by pair, a[i] / b[i] for i < n, summarised: the ratio of two things
+ * measured interleaved (A B A B ...), so a moment of other traffic that slows
+ * one pair slows both of its sides, and the median pair speaks for the run. */
+stats stats_of_ratios(const double *a, const double *b, int n);
+
 /* p95 - p5 relative to the median: how much one sample could mislead. */
 double stats_spread(const stats *s);
 

@@ -14,7 +14,9 @@
  *   ... the lesson: run.opt, run.dev, run.r ...
  *   lab_pinned, lab_pageable, lab_device, lab_stream(s), lab_event, lab_timer
  *                                           what the run owns: lab_end() releases it
- *   return lab_end(&run);                   trace, sharing, verdicts, exit code
+ *   lab_attempt(&run, "what", fn, &ctx)     a demonstration, measured again (both
+ *                                           sides) when another process spoilt it
+ *   return lab_end(&run);                   trace, the machine, verdicts, exit code
  *
  * THE GPU (device.h)
  *   run.dev.sm_count, .async_engines, .priority_greatest, .pcie_gen, ...
@@ -28,7 +30,11 @@
  *   measure(fn, ctx, warmup, reps)          warm-up, then reps samples: a stats
  *   measure_issued(fn, ctx, stream, k, warmup, reps)   events around k issues, per issue
  *   measure_several(fn, ctx, k, warmup, reps, out)   k numbers per run
+ *   measure_paired(a, ca, b, cb, warmup, n)  A B, B A, ...: each side and A/B pair by pair
+ *   measure_rounds(fns, ctxs, k, warmup, rounds, samples)   k ways in rotating rounds
+ *   issued {fn, ctx, stream, per_sample, timer} + time_issued   an event-timed sample, for rounds
  *   stats_of(samples, n), stats_over(k, &s), stats_percentile(samples, n, p)
+ *   stats_of_ratios(a, b, n)                the median of per-pair ratios: what verdicts read
  *
  * DEVICE CODE AND INPUTS (kernels/kernels.h, #include "kernels.h")
  *   spin_for_ns, spin_and_log, background_block    kernels of known duration
@@ -50,6 +56,7 @@
  *   report_tally(r, "outputs_verified", &t, "outputs differ from the CPU reference")
  *   report_check(r, name, passed, fmt, ...) any other correctness check
  *   static const verdict V = {name, min, max, unit, hint};
+ *   verdict_holds(&V, value)                what report_verdict will say, for an attempt
  *   report_verdict(r, &V, value, fmt, ...)  was the effect observed?
  *   report_text(r, fmt, ...)                a line of text, where no call above fits
  *   format_value(buf, size, v)              a number as the report prints it

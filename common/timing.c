@@ -78,15 +78,7 @@ stats measure(timed_fn fn, void *ctx, int warmup, int reps)
     return s;
 }
 
-typedef struct {
-    issue_fn fn;
-    void *ctx;
-    cudaStream_t stream;
-    int per_sample;
-    event_timer timer;
-} issued;
-
-static double time_issued(void *ctx)
+double time_issued(void *ctx)
 {
     issued *w = ctx;
     event_timer_start(&w->timer, w->stream);
@@ -104,6 +96,30 @@ stats measure_issued(issue_fn fn, void *ctx, cudaStream_t stream, int per_sample
     stats s = measure(time_issued, &w, warmup, reps);
     event_timer_destroy(&w.timer);
     return s;
+}
+
+void measure_rounds(const timed_fn *fn, void *const *ctx, int k, int warmup, int rounds,
+                    double *samples)
+{
+    for (int j = 0; j < warmup; j++)
+        for (int i = 0; i < k; i++)
+            fn[i](ctx[i]);
+    for (int j = 0; j < rounds; j++)
+        for (int step = 0; step < k; step++) {
+            int i = (j + step) % k;
+            samples[(size_t)i * rounds + j] = fn[i](ctx[i]);
+        }
+}
+
+paired measure_paired(timed_fn a, void *ctx_a, timed_fn b, void *ctx_b, int warmup, int pairs)
+{
+    const timed_fn fn[2] = {a, b};
+    void *const ctx[2] = {ctx_a, ctx_b};
+    double *t = xmalloc(2 * (size_t)pairs * sizeof *t);
+    measure_rounds(fn, ctx, 2, warmup, pairs, t);
+    paired p = {stats_of(t, pairs), stats_of(t + pairs, pairs), stats_of_ratios(t, t + pairs, pairs)};
+    free(t);
+    return p;
 }
 
 void measure_several(timed_k_fn fn, void *ctx, int k, int warmup, int reps, stats *out)

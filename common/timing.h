@@ -60,6 +60,34 @@ typedef void (*issue_fn)(void *ctx, int i);
 stats measure_issued(issue_fn fn, void *ctx, cudaStream_t stream, int per_sample, int warmup,
                      int reps);
 
+/* One sample as measure_issued() takes it, as a timed_fn (time_issued) for
+ * measure_rounds(): events in `stream` around per_sample calls of fn, per
+ * call. The caller fills in every field; the timer is its own. */
+typedef struct {
+    issue_fn fn;
+    void *ctx;
+    cudaStream_t stream;
+    int per_sample;
+    event_timer timer;
+} issued;
+double time_issued(void *issued_ctx);
+
+/* k ways of doing something, timed in rounds: each round runs every way
+ * once, each round starting one way further on (A B, B A, A B ... for two),
+ * so that a burst of another process's traffic, or the GPU's clock settling,
+ * falls on every way alike rather than on whichever ran in its moment.
+ * samples[i * rounds + j] gets way i's time in round j. Warm-up rounds first,
+ * untimed. A verdict that compares two ways reads stats_of_ratios() of their
+ * rows: the median of the rounds' ratios. */
+void measure_rounds(const timed_fn *fn, void *const *ctx, int k, int warmup, int rounds,
+                    double *samples);
+
+/* Two ways, A and B, in rounds: each side's statistics, and A / B round by round. */
+typedef struct {
+    stats a, b, ratio;
+} paired;
+paired measure_paired(timed_fn a, void *ctx_a, timed_fn b, void *ctx_b, int warmup, int pairs);
+
 /* One run of work that yields k numbers at once (an upload and a download
  * timed together; when a call returned and how long its copy took): fills
  * v[0..k-1]. */

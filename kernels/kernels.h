@@ -14,6 +14,7 @@
  *                  worked.
  * calibration      turns "a kernel of T ms" into a step count, measured here.
  * sharing_probe    is another process using this GPU?
+ * machine_probe    ... or its link, the host's memory, the CPU? The SM clock?
  *
  * Stream 0 in a launch means what the file that DEFINES the kernel was built
  * with: `k<<<g, b, 0, stream>>>` only records the configuration, and the
@@ -145,6 +146,12 @@ int affine_steps_for_ms(const affine_calibration *cal, double ms);
  * driver lists. lab_begin() and lab_end() call it at each end of a run, so a
  * lab's verdict is never trusted on a shared GPU. */
 void sharing_probe(gpu_sharing *s);
+
+/* The machine now (about 40 ms; kernels/machine.cu says how): sharing_probe(),
+ * pinned copies each way, the host's memcpy, an empty kernel's launch to
+ * done, the SM clock. lab_begin() probes the start; a comparison that failed
+ * probes again to ask whether another process spoilt it (machine.h). */
+void machine_probe(machine_state *m);
 
 #ifdef __cplusplus
 }

@@ -134,3 +134,80 @@ load test_helper
         grep -qF "| ${code%%  *} |" README.md || fail "README.md has no row for exit code ${code%%  *}"
     done
 }
+
+@test "stats_of_ratios: the median of per-pair ratios, not a ratio of medians" {
+    # medians 5 and 2 would say 2.5; the pairs say 2 (two of three pairs)
+    run "$TOOLS/stats_test" --pairs 2:1 8:4 5:1
+    assert_success
+    assert_output --partial "n=3 median=2 "
+}
+
+# machine_test RAW MAX_MHZ, then the start and now: H2D D2H HOST LAUNCH MHZ LOST PROBE
+QUIET="55 55 12 6 1980 0 5"
+
+@test "machine_interference: two quiet moments of an H100 show nothing" {
+    run "$TOOLS/machine_test" 63 1980 $QUIET 54 55 11.5 7 1965 0.01 5
+    assert_success
+    assert_line --index 0 "0"
+}
+
+@test "machine_interference: a link at 31 of 55 GB/s is named, with both rates" {
+    run "$TOOLS/machine_test" 63 1980 $QUIET 31 55 12 6 1980 0 5
+    assert_line --index 0 "1"
+    assert_output --partial "the link ran at 31-55 GB/s H2D (the link's raw rate: 63): another process may be copying"
+}
+
+@test "machine_interference: a link slow from the start is caught against its raw rate" {
+    run "$TOOLS/machine_test" 63 1980 30 30 12 6 1980 0 5 31 31 12 6 1980 0 5
+    assert_line --index 0 "2"
+    assert_output --partial "the link ran at 30-31 GB/s D2H"
+}
+
+@test "machine_interference: without the raw rate only a change counts" {
+    run "$TOOLS/machine_test" 0 0 30 30 12 6 0 0 0 31 31 12 6 0 0 0
+    assert_line --index 0 "0"
+}
+
+@test "machine_interference: host memcpy, launches, the clock and time slicing are each named" {
+    run "$TOOLS/machine_test" 63 1980 $QUIET 55 55 4 40 1500 3 5
+    assert_line --index 0 "4"
+    assert_output --partial "host memcpy ran at 4.0-12.0 GB/s"
+    assert_output --partial "an empty kernel took 6-40 us from launch to done"
+    assert_output --partial "the SM clock ran at 1500 MHz of its 1980"
+    assert_output --partial "the GPU ran another process's work for 3.0 ms of a 5.0 ms probe"
+}
+
+@test "machine_interference: launches a few us slower are the host's jitter, not interference" {
+    run "$TOOLS/machine_test" 63 1980 $QUIET 55 55 12 14 1980 0 5
+    assert_line --index 0 "0"
+}
+
+@test "attempts: a row per comparison in CSV, and nothing more in the text when the first attempt held" {
+    run "$TOOLS/report_test" --csv
+    assert_line "report_test,effect pair,attempts,1,count"
+    assert_line "report_test,machine at start,link_H2D,55,GB/s"
+    assert_line "report_test,machine at end,sm_clock,1980,MHz"
+    run "$TOOLS/report_test"
+    refute_output --partial "measured 1 time"
+    assert_output --partial "machine at start  link 55.0 GB/s H2D, 54.0 D2H; host memcpy 12.0 GB/s"
+}
+
+@test "attempts: re-measured on interference, the text says what was seen and that the last one held" {
+    run "$TOOLS/report_test" --interfered
+    assert_success
+    assert_output --partial "effect pair: measured 3 times; attempt 1: the link ran at 31-55 GB/s H2D; attempt 2: the same; the last attempt showed the effect"
+    assert_output --partial "between the two: the link ran at 30-55 GB/s H2D"
+}
+
+@test "attempts: still not observed, the interference leads the likely reasons, and JSON carries it" {
+    run "$TOOLS/report_test" --interfered --not-observed
+    assert_failure 4
+    [ "$(grep -n 'likely reason for effect pair: the machine, not the lesson: attempt 1' <<<"$output" | cut -d: -f1)" \
+      -lt "$(grep -n 'likely reason for effect: a made-up reason' <<<"$output" | cut -d: -f1)" ]
+    assert_output --partial "likely reason for the run: the machine, not the lesson: the link ran at 30-55 GB/s H2D"
+    "$TOOLS/report_test" --json --interfered --not-observed >"$BATS_TEST_TMPDIR/r.json" || true
+    run python3 -c "import json, sys; d = json.load(open(sys.argv[1]))
+i = d['interference'][0]
+print(i['what'], i['attempts'], i['observed_after'], i['seen'][:9])" "$BATS_TEST_TMPDIR/r.json"
+    assert_output "effect pair 3 False attempt 1"
+}

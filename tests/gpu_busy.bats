@@ -51,3 +51,43 @@ print(v[0]['observed'], d['verdict']['observed'], 'another process' in d['verdic
     [ "$status" -eq 4 ] || fail "lab02 exited $status: $(cat "$BATS_TEST_TMPDIR/out.txt")"
     grep -q "likely reason for gpu_not_shared: another process was using this GPU" "$BATS_TEST_TMPDIR/out.txt"
 }
+
+@test "the machine probe sees another process on the GPU, and nothing on an idle one" {
+    run "$TOOLS/machine_probe" --probes 2 --against-first
+    assert_success
+    assert_line --index 1 "  interference: 0"
+    start_load --seconds 30
+    run "$TOOLS/machine_probe" --probes 1
+    assert_success
+    # the load's own probe: time-sliced, and launches wait for the other's slice
+    [[ $output =~ lost\ ([0-9.]+)\ of\ ([0-9.]+)\ ms ]] || fail "no probe line: $output"
+    ok "${BASH_REMATCH[1]} >= 0.25 * ${BASH_REMATCH[2]}" "the probe lost ${BASH_REMATCH[1]} of ${BASH_REMATCH[2]} ms beside gpu_load"
+}
+
+@test "a lab whose comparison fails beside another process re-measures, names it, and never exits 1" {
+    start_load --seconds 120
+    run ./lab04 --quick --csv
+    echo "# lab04 --quick beside gpu_load: exit $status"
+    [ "$status" -eq 4 ] || fail "lab04 exited $status beside gpu_load: $output"
+    attempts=$(grep -c ',attempts,' <<<"$output" || true)
+    [ "$attempts" -ge 1 ] || fail "no attempts row: $output"
+    # Every comparison that was measured more than once did so because of
+    # interference (retries happen only then), at most 1 + --retries times.
+    while IFS=, read -r _ what _ n _; do
+        [ "$n" -le 3 ] || fail "$what measured $n times, more than 1 + --retries 2"
+    done < <(grep ',attempts,' <<<"$output")
+    run ./lab04 --quick
+    [ "$status" -eq 4 ]
+    if grep -q 'measured [23] times' <<<"$output"; then
+        assert_output --partial "the GPU ran another process's work"
+    fi
+    assert_output --partial "likely reason for gpu_not_shared: another process was using this GPU"
+}
+
+@test "--retries 0 measures each comparison once, even beside another process" {
+    start_load --seconds 60
+    run ./lab04 --quick --csv --retries 0
+    [ "$status" -eq 4 ] || fail "lab04 exited $status: $output"
+    run grep ',attempts,' <<<"$output"
+    refute_output --regexp ',attempts,([2-9]|1[0-9]),'
+}

@@ -1,9 +1,11 @@
 #!/usr/bin/env bats
-# lab02 on a real GPU: pinned and registered memory reach the link's limit,
-# pageable memory stays several times below it; cudaMemcpyAsync from pageable
-# memory returns after the copy, from pinned memory at once; every kind's
-# bytes arrive intact; the sweep gives a plot one row per point; ex02 as given
-# overlaps nothing, its solution does.
+# lab02 on a real GPU: registered memory copies as fast as pinned memory, and
+# pinned copies reach most of the link's raw rate; pinned uploads run several
+# times faster than pageable ones; cudaMemcpyAsync from pageable memory returns
+# after the copy, from pinned memory at once; every kind's bytes arrive intact;
+# the sweep gives a plot one row per point; ex02 as given overlaps nothing, its
+# solution does. Each verdict is asserted on one run: where another process
+# spoils a comparison, the lab measures it again itself (--retries) and says why.
 
 load test_helper
 load repeat
@@ -21,50 +23,63 @@ setup() { require_gpu; }
     done
 }
 
-@test "lab02 verifies every kind of memory at every size and observes every effect" {
-    for run_no in $(runs); do
-        echo "# run $run_no of $REPEATS"
-        run ./lab02
-        assert_success
-        for k in pageable registered pinned; do
-            assert_output --partial "[ok]   ${k}_bytes_intact"
+@test "lab02 verifies every kind of memory at every size, observes every effect and accounts for its attempts" {
+    run --separate-stderr ./lab02 --json
+    f="$BATS_TEST_TMPDIR/r.json"
+    printf '%s\n' "$output" >"$f"
+    assert_success
+    ok "$(from_json "$f" "{'pageable_bytes_intact', 'registered_bytes_intact', 'pinned_bytes_intact'} \
+        <= {c['name'] for c in d['checks'] if c['passed']}")" "a byte check failed or is missing"
+    for v in registered_matches_pinned_H2D registered_matches_pinned_D2H pinned_beats_pageable_H2D \
+        pageable_call_waits_for_copy pinned_call_returns_at_once; do
+        observed "$f" "$v"
+    done
+    # against the link's raw rate, where NVML gives the link's generation and width:
+    # PCIe's packets leave about 85-90% of it, the verdict asks for 70%
+    if [ "$(from_json "$f" "d['device']['pcie_gen'] > 0 and d['device']['pcie_width'] > 0")" = True ]; then
+        for d in H2D D2H; do
+            observed "$f" "pinned_reaches_link_$d"
+            share=$(from_json "$f" "[v['value'] for v in d['verdict']['items'] \
+                if v['name'] == 'pinned_reaches_link_$d'][0]")
+            ok "70 <= $share <= 100" "$d: pinned copies reached $share% of the link's raw rate"
         done
-        assert_output --partial "observed: yes pinned_beats_pageable_H2D"
-        assert_output --partial "observed: yes pinned_reaches_link_H2D"
-        assert_output --partial "observed: yes pinned_reaches_link_D2H"
-        assert_output --partial "observed: yes pageable_call_waits_for_copy"
-        assert_output --partial "observed: yes pinned_call_returns_at_once"
-        assert_output --partial "result: results correct, effect observed (exit 0)"
+    fi
+    for what in "pinned vs registered" "pinned vs pageable" "async trap"; do
+        attempts_told "$f" "$what"
     done
 }
 
-@test "at 256 MiB pinned copies reach 80% of the link both ways, and uploads run at least 3x faster than pageable" {
-    for run_no in $(runs); do
-        echo "# run $run_no of $REPEATS"
-        ./lab02 --csv >"$BATS_TEST_TMPDIR/r.csv"
-        f="$BATS_TEST_TMPDIR/r.csv"
-        run report value "$f" parameter largest_copy
-        assert_output "268435456"
-        for d in H2D D2H; do
-            link=$(report value "$f" "link $d" bandwidth)
-            pinned=$(report value "$f" "pinned $d" bandwidth)
-            registered=$(report value "$f" "registered $d" bandwidth)
-            pageable=$(report value "$f" "pageable $d" bandwidth)
-            ok "$pinned >= 0.8 * $link" "$d: pinned $pinned GB/s, link $link GB/s"
-            ok "$registered >= 0.8 * $link" "$d: registered $registered GB/s, link $link GB/s"
-            ok "$pinned > $pageable" "$d: pinned $pinned GB/s, pageable $pageable GB/s"
-        done
-        # The model (host memcpy into staging memory) is CUDA's documented
-        # path for uploads: the 3x verdict reads H2D (lab02.cu says why).
-        pinned=$(report value "$f" "pinned H2D" bandwidth)
-        pageable=$(report value "$f" "pageable H2D" bandwidth)
-        ok "$pinned >= 3 * $pageable" "H2D: pinned $pinned GB/s, pageable $pageable GB/s"
-        for v in pinned_beats_pageable_H2D pinned_reaches_link_H2D pinned_reaches_link_D2H; do
-            run report value "$f" verdict "$v"
-            assert_output "1"
-        done
-        run report value "$f" result exit_code
-        assert_output "0"
+@test "at 256 MiB, pair by pair: registered copies within 1.1x of pinned ones, pinned uploads at least 3x pageable ones" {
+    ./lab02 --csv >"$BATS_TEST_TMPDIR/r.csv" || [ $? -eq 4 ]
+    f="$BATS_TEST_TMPDIR/r.csv"
+    run report value "$f" parameter largest_copy
+    assert_output "268435456"
+    # rows "pinned H2D,vs_registered": pinned's speed over the other's, the median of the pairs
+    for row in "H2D vs_registered" "D2H vs_registered" "H2D vs_pageable"; do
+        r=$(report value "$f" "pinned ${row% *}" "${row#* }") || fail "no pinned $row row"
+        lo=$(report value "$f" "pinned ${row% *}" "${row#* }_p5")
+        hi=$(report value "$f" "pinned ${row% *}" "${row#* }_p95")
+        ok "0 < $lo <= $r <= $hi" "pinned $row: p5 $lo, median $r, p95 $hi"
+    done
+    for d in H2D D2H; do
+        r=$(report value "$f" "pinned $d" vs_registered)
+        ok "$r <= 1.1" "$d: pinned ran ${r}x as fast as registered"
+        run report value "$f" verdict "registered_matches_pinned_${d}_value"
+        ok "abs($output - $r) < 1e-6" "registered_matches_pinned_$d reads $output, not the pairs' $r"
+    done
+    # The model (host memcpy into staging memory) is CUDA's documented path
+    # for uploads: the 3x verdict reads H2D (lab02.cu says why).
+    r=$(report value "$f" "pinned H2D" vs_pageable)
+    ok "$r >= 3" "H2D: pinned ran ${r}x as fast as pageable"
+    run report value "$f" verdict pinned_beats_pageable_H2D_value
+    ok "abs($output - $r) < 1e-6" "pinned_beats_pageable_H2D reads $output, not the pairs' $r"
+    for v in registered_matches_pinned_H2D registered_matches_pinned_D2H pinned_beats_pageable_H2D; do
+        run report value "$f" verdict "$v"
+        assert_output "1"
+    done
+    for what in "pinned vs registered" "pinned vs pageable"; do
+        n=$(report value "$f" "$what" attempts) || fail "no attempts row for $what"
+        ok "1 <= $n <= 3" "$what measured $n times"
     done
 }
 
@@ -95,20 +110,20 @@ setup() { require_gpu; }
 }
 
 @test "cudaMemcpyAsync from pageable memory returns after the copy, from pinned memory at once" {
-    for run_no in $(runs); do
-        echo "# run $run_no of $REPEATS"
-        # what is asked is when the calls return, not the sweep's verdict: exit 4 is allowed
-        ./lab02 --quick --async-mib 16 --csv >"$BATS_TEST_TMPDIR/r.csv" || [ $? -eq 4 ]
-        f="$BATS_TEST_TMPDIR/r.csv"
-        for d in H2D D2H; do
-            back=$(report value "$f" "pageable $d" call_returns)
-            copy=$(report value "$f" "pageable $d" copy_takes)
-            ok "$back >= 0.8 * $copy" "pageable $d: the call returned after $back ms, the copy $copy ms"
-            back=$(report value "$f" "pinned $d" call_returns)
-            copy=$(report value "$f" "pinned $d" copy_takes)
-            ok "$back <= 0.1 * $copy" "pinned $d: the call returned after $back ms, the copy $copy ms"
+    # what is asked is when the calls return, not the sweep's verdicts: exit 4 is allowed
+    ./lab02 --quick --async-mib 16 --json >"$BATS_TEST_TMPDIR/r.json" || [ $? -eq 4 ]
+    f="$BATS_TEST_TMPDIR/r.json"
+    for d in H2D D2H; do
+        for k in pageable pinned; do
+            for m in call_returns copy_takes; do
+                report value "$f" "$k $d" "$m" >/dev/null || fail "no $k $d $m row"
+            done
         done
     done
+    # each verdict reads, per direction, the median of each sample's call over its copy
+    observed "$f" pageable_call_waits_for_copy
+    observed "$f" pinned_call_returns_at_once
+    attempts_told "$f" "async trap"
 }
 
 @test "the JSON reports what pinning costs per GiB, and checks every kind" {

@@ -4,7 +4,9 @@
 # streams are held to the streams' bound (about 2x on a balanced load);
 # pageable memory loses the overlap; across kernel ratios the speedup peaks
 # where the kernel takes as long as the upload; ex04 as given does not
-# overlap, its solution does.
+# overlap, its solution does. The verdict is asserted on one run: the lab
+# times every variant in rounds with the serial run, and where another
+# process spoils them it measures again itself (--retries) and says why.
 
 load test_helper
 load repeat
@@ -20,15 +22,15 @@ print([p['value'] for p in d['predictions'] if p['variant'] == '$2' and p['metri
 # The effect is asserted at the default size the lab is designed for: --quick's
 # 1-2 MiB chunks and two samples missed the bar once in four H100 runs, while
 # the default run reached 94-96% every time. --quick is held to correctness.
-@test "lab04 verifies every output and reaches 90% of the ideal speedup" {
-    for run_no in $(runs); do
-        echo "# run $run_no of $REPEATS"
-        run ./lab04
-        assert_success
-        assert_output --partial "[ok]   outputs_verified"
-        assert_output --partial "observed: yes pipeline_reaches_ideal"
-        assert_output --partial "result: results correct, effect observed (exit 0)"
-    done
+@test "lab04 verifies every output, reaches 90% of the ideal speedup and accounts for its attempts" {
+    run --separate-stderr ./lab04 --json
+    printf '%s\n' "$output" >"$BATS_TEST_TMPDIR/r.json"
+    assert_success
+    ok "$(from_json "$BATS_TEST_TMPDIR/r.json" \
+        "[c['passed'] for c in d['checks'] if c['name'] == 'outputs_verified'] == [True]")" \
+        "outputs_verified failed or is missing"
+    observed "$BATS_TEST_TMPDIR/r.json" pipeline_reaches_ideal
+    attempts_told "$BATS_TEST_TMPDIR/r.json" "pipeline vs serial"
 }
 
 @test "lab04 --quick verifies every output and exits 0 or, with the reason, 4" {
@@ -46,10 +48,10 @@ print([p['value'] for p in d['predictions'] if p['variant'] == '$2' and p['metri
 }
 
 @test "the default run verifies every variant and prints each one's speedup and efficiency" {
-    ./lab04 --json >"$BATS_TEST_TMPDIR/r.json"
+    ./lab04 --json >"$BATS_TEST_TMPDIR/r.json" || [ $? -eq 4 ] # the first test judges the verdict
     f="$BATS_TEST_TMPDIR/r.json"
     run report json "$f"
-    assert_output "0"
+    assert_success
     for v in "double buffered" "2 streams depth" "2 streams breadth" "3 streams depth" \
         "3 streams breadth" "4 streams depth" "4 streams breadth" "8 streams depth" \
         "8 streams breadth"; do
@@ -72,27 +74,26 @@ print([p['value'] for p in d['predictions'] if p['variant'] == '$2' and p['metri
     done
 }
 
+# One run: every speedup is the median of its rounds' serial / variant, the
+# serial run timed in the same rounds, so one burst cannot favour one variant.
 @test "two streams are held to the streams' bound; three or more go past it" {
-    for run_no in $(runs); do
-        echo "# run $run_no of $REPEATS"
-        ./lab04 --json >"$BATS_TEST_TMPDIR/r.json"
-        f="$BATS_TEST_TMPDIR/r.json"
-        # each stream runs its batches' three stages in turn: the model (about 2x
-        # on a balanced load), within 15%
-        measured=$(report value "$f" "double buffered" time)
-        model=$(predicted "$f" "double buffered" time)
-        ok "0.85 * $model <= $measured <= 1.15 * $model" "double buffered $measured ms, model $model ms"
-        # the model says 2.88x / 1.92x = 1.5 for 3 streams on a balanced load; the
-        # best 3- or 4-stream order must get 1.25x past the double buffer (one
-        # order alone has run slow on the H100: 1.95x once against 2.48x usually)
-        two=$(report value "$f" "double buffered" speedup)
-        many=0
-        for v in "3 streams depth" "3 streams breadth" "4 streams depth" "4 streams breadth"; do
-            x=$(report value "$f" "$v" speedup)
-            many=$(python3 -c "print(max($many, $x))")
-        done
-        ok "$many >= 1.25 * $two" "the best 3-4 stream variant ${many}x is not well past the double buffer's ${two}x"
+    ./lab04 --json >"$BATS_TEST_TMPDIR/r.json" || [ $? -eq 4 ] # the first test judges the verdict
+    f="$BATS_TEST_TMPDIR/r.json"
+    # each stream runs its batches' three stages in turn: the model (about 2x
+    # on a balanced load), within 15%
+    measured=$(report value "$f" "double buffered" time)
+    model=$(predicted "$f" "double buffered" time)
+    ok "0.85 * $model <= $measured <= 1.15 * $model" "double buffered $measured ms, model $model ms"
+    # the model says 2.88x / 1.92x = 1.5 for 3 streams on a balanced load; the
+    # best 3- or 4-stream order must get 1.25x past the double buffer (one
+    # order alone has run slow on the H100: 1.95x once against 2.48x usually)
+    two=$(report value "$f" "double buffered" speedup)
+    many=0
+    for v in "3 streams depth" "3 streams breadth" "4 streams depth" "4 streams breadth"; do
+        x=$(report value "$f" "$v" speedup)
+        many=$(python3 -c "print(max($many, $x))")
     done
+    ok "$many >= 1.25 * $two" "the best 3-4 stream variant ${many}x is not well past the double buffer's ${two}x"
 }
 
 @test "from pageable memory the overlap vanishes" {

@@ -50,3 +50,20 @@ seconds() {
 
 # from_json FILE EXPRESSION: prints a Python expression of the JSON report `d`.
 from_json() { python3 -c "import json; d = json.load(open('$1')); print($2)"; }
+
+# attempts_told FILE.json WHAT: the comparison WHAT took 1 to 3 attempts (1 +
+# --retries' default 2); one measured more than once names what it saw
+# (a lab re-measures only when the machine shows interference).
+attempts_told() {
+    local n
+    n=$(report value "$1" "$2" attempts) || fail "no attempts row for $2 in $1"
+    ok "1 <= $n <= 3" "$2 measured $n times"
+    ((n == 1)) || ok "$(from_json "$1" "any(e['what'] == '$2' and e['seen'] for e in d['interference'])")" \
+        "$2 measured $n times without naming the interference"
+}
+
+# observed FILE.json NAME: the verdict NAME was judged and observed.
+observed() {
+    ok "$(from_json "$1" "[v['observed'] for v in d['verdict']['items'] if v['name'] == '$2'] == [True]")" \
+        "$2 not observed: $(from_json "$1" "d['verdict']")"
+}

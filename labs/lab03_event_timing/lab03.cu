@@ -36,7 +36,7 @@ static const char BUSY[] =
     "another process may be using this GPU (see nvidia-smi), or this host is busy: a launch "
     "call that blocks or a descheduled thread shows in the host readings";
 
-enum { WARMUP = 3, SHOWN = 5 };
+enum { WARMUP = 1, SHOWN = 5 }; /* warm-up rounds of section 2; samples section 3 shows */
 
 /* The kernel of known duration, spin_and_log (kernels/), logs each run: every
  * launch is checked to have run once, for at least the time asked. Nothing
@@ -124,25 +124,15 @@ static double events_in_stream(void *ctx)
     return event_timer_ms(&b->timer); /* waits for the stop event first */
 }
 
-/* A way of timing, measured: measure() keeps no samples, so way_sample keeps
- * the first SHOWN for section 3. */
+/* The three ways timed in rounds (1 2 3, 2 3 1, ...): a burst of other work hits all alike. */
 typedef struct {
-    const char *variant;
-    timed_fn fn;
     bench *b;
-    int first_launch, kept; /* its first sample's record in the log; samples in first[] */
-    double first[SHOWN];
-    stats s;
-} way;
+    int reps, first; /* first: the log's record of the first timed round's first launch */
+    double *t;       /* way i's sample in round j at t[i * reps + j] */
+    stats s[3];
+} three_ways;
 
-static double way_sample(void *ctx)
-{
-    way *w = (way *)ctx;
-    double t = w->fn(w->b);
-    if (w->kept < SHOWN)
-        w->first[w->kept++] = t;
-    return t;
-}
+static const char *const WAY[3] = {"1 host, no wait", "2 host + wait", "3 events in stream"};
 
 /* Way 4: ask for the elapsed time before the stop event has happened. */
 static void elapsed_too_early(report *r, bench *b)
@@ -172,8 +162,8 @@ static void elapsed_too_early(report *r, bench *b)
 }
 
 /* Every launch left its record, and no record was written without a launch.
- * Returns how long w's launches spun by the GPU's own clock. */
-static stats verify_log(report *r, const bench *b, const way *w)
+ * Returns how long launches first..first+n-1 spun by the GPU's own clock. */
+static stats verify_log(report *r, const bench *b, int first, int n)
 {
     launch_record *log = (launch_record *)xmalloc((size_t)b->capacity * sizeof *log);
     /* The copy runs in the legacy stream, which does not wait for a non-blocking one. */
@@ -184,16 +174,15 @@ static stats verify_log(report *r, const bench *b, const way *w)
     for (int i = 0; i < b->capacity; i++) {
         int ran = log[i].tag == b->tag_base + (uint64_t)i &&
                   log[i].end_ns - log[i].start_ns >= b->ns;
-        int untouched = log[i].tag == ~0ull;
-        bad += i < b->launches ? !ran : !untouched;
+        bad += i < b->launches ? !ran : log[i].tag != ~0ull; /* unlaunched: poison */
     }
     report_check(r, "every_launch_logged", bad == 0, "%d launches, each ran once and spun "
                  "at least %.3f ms by the GPU's clock; %d records wrong", b->launches,
                  kernel_ms, bad);
-    double *ms = (double *)xmalloc((size_t)w->s.n * sizeof(double));
-    for (int i = 0; i < w->s.n; i++)
-        ms[i] = (log[w->first_launch + i].end_ns - log[w->first_launch + i].start_ns) * 1e-6;
-    stats own = stats_of(ms, w->s.n);
+    double *ms = (double *)xmalloc((size_t)n * sizeof(double));
+    for (int i = 0; i < n; i++)
+        ms[i] = (log[first + i].end_ns - log[first + i].start_ns) * 1e-6;
+    stats own = stats_of(ms, n);
     free(ms);
     free(log);
     return own;
@@ -201,54 +190,69 @@ static stats verify_log(report *r, const bench *b, const way *w)
 
 /* ---- 3. why one sample lies ------------------------------------------------ */
 
-static void show_samples(report *r, const way *w, double scale, const char *unit)
+static void show_samples(report *r, const char *way, const double *t, const stats *s,
+                         double scale, const char *unit)
 {
     char v[32];
-    report_text(r, "  %-20s first samples", w->variant);
-    for (int i = 0; i < w->kept; i++)
-        report_text(r, " %s", format_value(v, sizeof v, w->first[i] * scale));
+    report_text(r, "  %-20s first samples", way);
+    for (int i = 0; i < SHOWN && i < s->n; i++)
+        report_text(r, " %s", format_value(v, sizeof v, t[i] * scale));
     report_text(r, " %s; median %s, slowest x%.2f, fastest x%.2f of it\n", unit,
-                format_value(v, sizeof v, w->s.median * scale), w->s.max / w->s.median,
-                w->s.min / w->s.median);
+                format_value(v, sizeof v, s->median * scale), s->max / s->median,
+                s->min / s->median);
 }
 
+/* Model: events read T, plus microseconds for the GPU to start and end the kernel. */
 static const verdict EVENTS_MATCH = {"events_match_known", -0.02, 0.02, "%", BUSY};
+/* Model: a launch call queues the kernel in microseconds, a small part of T. */
 static const verdict NAIVE_MISSES = {"naive_host_misses", -INFINITY, 0.10, "%", BUSY};
+/* One attempt at sections 2 and 3. Its spread: each way's as its verdict reads
+ * it, the launch call's as a share of T. */
+static int attempt_ways(void *ctx, double *spread)
+{
+    three_ways *w = (three_ways *)ctx;
+    const timed_fn fn[3] = {host_no_wait, host_and_wait, events_in_stream};
+    void *const arg[3] = {w->b, w->b, w->b};
+    w->first = w->b->launches + 3 * WARMUP; /* each way launches once a round */
+    measure_rounds(fn, arg, 3, WARMUP, w->reps, w->t); /* section 1 loaded it; warm up anyway */
+    for (int i = 0; i < 3; i++)
+        w->s[i] = stats_of(w->t + (size_t)i * w->reps, w->reps);
+    *spread = fmax(stats_spread(&w->s[2]), (w->s[0].p95 - w->s[0].p5) / kernel_ms);
+    return verdict_holds(&EVENTS_MATCH, w->s[2].median / kernel_ms - 1) &&
+           verdict_holds(&NAIVE_MISSES, w->s[0].median / kernel_ms);
+}
+
 /* Sections 2 and 3: the four ways, checked against the kernel's own log, and
  * what their individual samples say. */
-static void four_ways(report *r, bench *b, int reps)
+static void four_ways(lab_run *run, bench *b, int reps)
 {
-    way ways[3] = {{"1 host, no wait", host_no_wait, b}, {"2 host + wait", host_and_wait, b},
-                   {"3 events in stream", events_in_stream, b}};
-    const way *naive = &ways[0], *waited = &ways[1], *events = &ways[2];
+    report *r = run->r;
+    three_ways w = {b, reps, 0, (double *)lab_pageable(run, 3 * (size_t)reps * sizeof(double))};
+    const stats *naive = &w.s[0], *waited = &w.s[1], *events = &w.s[2];
     report_section(r, "2. Four ways to time a kernel of known duration");
     timeline_span_begin("four ways");
-    for (int i = 0; i < WARMUP; i++) /* section 1 loaded the kernel; warm-up is the habit */
-        events_in_stream(b);
-    for (way *w = ways; w < ways + 3; w++) {
-        w->first_launch = b->launches;
-        w->s = measure(way_sample, w, 0, reps);
-        report_compare(r, w->variant, "duration", "the known duration", kernel_ms, &w->s, "ms");
-    }
+    lab_attempt(run, "three ways", attempt_ways, &w);
+    for (int i = 0; i < 3; i++)
+        report_compare(r, WAY[i], "duration", "the known duration", kernel_ms, &w.s[i], "ms");
     elapsed_too_early(r, b);
     timeline_span_end();
 
-    stats own = verify_log(r, b, events);
+    stats own = verify_log(r, b, w.first, 3 * reps); /* the kernel of all three ways */
     report_stats(r, "kernel's own clock", "duration", &own, "ms");
-    report_value(r, waited->variant, "over_known", (waited->s.median - kernel_ms) * 1e3, "us");
-    report_value(r, events->variant, "over_known", (events->s.median - kernel_ms) * 1e3, "us");
+    report_value(r, WAY[1], "over_known", (waited->median - kernel_ms) * 1e3, "us");
+    report_value(r, WAY[2], "over_known", (events->median - kernel_ms) * 1e3, "us");
     report_text(r, "  events read %+.1f us against the kernel's own clock\n",
-                (events->s.median - own.median) * 1e3);
-    double off = events->s.median / kernel_ms - 1, naive_part = naive->s.median / kernel_ms;
+                (events->median - own.median) * 1e3);
+    double off = events->median / kernel_ms - 1, naive_part = naive->median / kernel_ms;
     report_verdict(r, &EVENTS_MATCH, off, "events %.4f ms for a %.3f ms kernel: %+.2f%%",
-                   events->s.median, kernel_ms, off * 100);
+                   events->median, kernel_ms, off * 100);
     report_verdict(r, &NAIVE_MISSES, naive_part, "host clock without a wait read %.4f ms, "
-                   "%.2f%% of the %.3f ms kernel: it timed the launch call", naive->s.median,
+                   "%.2f%% of the %.3f ms kernel: it timed the launch call", naive->median,
                    naive_part * 100, kernel_ms);
 
     report_section(r, "3. Why one sample lies");
-    for (const way *w = ways; w < ways + 3; w++)
-        show_samples(r, w, w == naive ? 1e3 : 1, w == naive ? "us" : "ms");
+    for (int i = 0; i < 3; i++)
+        show_samples(r, WAY[i], w.t + (size_t)i * reps, &w.s[i], i ? 1 : 1e3, i ? "ms" : "us");
 }
 
 /* ---- 4. events that only synchronise ------------------------------------- */
@@ -274,25 +278,21 @@ static double time_event_loop(void *ctx)
     return (host_time_ms() - t0) * 1e3 / e->n;
 }
 
+/* The two flavours in rounds. A saving (or a cost) is claimed only when the pairs'
+ * ratio stays on one side of 1 from p5 to p95 and the median pair's is 5% or more. */
 static void compare_flavours(report *r, const char *metric, int n, int wait_each, int reps,
                              cudaStream_t stream, cudaEvent_t timing, cudaEvent_t sync_only)
 {
-    event_loop e = {stream, timing, n, wait_each};
-    stats t = measure(time_event_loop, &e, 1, reps);
-    e.event = sync_only;
-    stats s = measure(time_event_loop, &e, 1, reps);
-    report_stats(r, "timing event", metric, &t, "us");
-    report_stats(r, "sync-only event", metric, &s, "us");
-    double saved = t.median - s.median;
+    event_loop t = {stream, timing, n, wait_each}, s = {stream, sync_only, n, wait_each};
+    paired p = measure_paired(time_event_loop, &s, time_event_loop, &t, 1, reps);
+    report_stats(r, "timing event", metric, &p.b, "us");
+    report_stats(r, "sync-only event", metric, &p.a, "us");
+    double saved = p.b.median - p.a.median, part = 1 - p.ratio.median; /* of a timing event */
     report_value(r, "sync-only saves", metric, saved, "us");
-    /* Claimed only when the p5-p95 ranges are apart and it is worth 5%. */
-    if ((s.p95 < t.p5 || t.p95 < s.p5) && fabs(saved) >= 0.05 * t.median)
-        report_text(r, "  -> sync-only events %s %.2f us (%.0f%%) per event here; the p5-p95 "
-                       "ranges do not overlap\n", saved > 0 ? "save" : "cost", fabs(saved),
-                    fabs(saved) / t.median * 100);
-    else
-        report_text(r, "  -> %.2f us apart (%.0f%%): inside the spread or under 5%%, too small "
-                       "to claim on this GPU\n", fabs(saved), fabs(saved) / t.median * 100);
+    int claim = (p.ratio.p95 < 1 || p.ratio.p5 > 1) && fabs(part) >= 0.05;
+    report_text(r, "  -> sync-only events %s %.2f us (%.0f%%) per event; per pair x%.2f to x%.2f "
+                   "(p5-p95)%s\n", !claim ? "differ by" : part > 0 ? "save" : "cost", fabs(saved),
+                fabs(part) * 100, p.ratio.p5, p.ratio.p95, claim ? "" : ": too close to claim");
 }
 
 static void event_flavours(lab_run *run, cudaStream_t stream)
@@ -321,13 +321,14 @@ static void event_flavours(lab_run *run, cudaStream_t stream)
 
 /* ---- setup: the run owns these, lab_end() releases them ---------------------------- */
 
-/* The log has room for every launch: section 1's reps + 1, the warm-up, three
- * ways of reps each and way 4's one. */
+/* The log has room for every launch: section 1's reps + 1; three ways, each
+ * once a round of WARMUP + reps, in each of 1 + --retries attempts; way 4's one. */
 static bench bench_open(lab_run *run)
 {
     bench b = {.ns = ns_from_ms(kernel_ms),
                .tag_base = fresh_seed() >> 1, /* fresh every run; never the all-ones poison */
-               .capacity = (1 + run->opt.reps) + WARMUP + 3 * run->opt.reps + 1};
+               .capacity = (1 + run->opt.reps) +
+                           (1 + run->opt.retries) * 3 * (WARMUP + run->opt.reps) + 1};
     size_t log_bytes = (size_t)b.capacity * sizeof(launch_record);
     b.stream = lab_stream(run, "kernel", cudaStreamNonBlocking, 0);
     b.d_log = (launch_record *)lab_device(run, log_bytes);
@@ -342,9 +343,8 @@ int main(int argc, char **argv)
     lab_run run;
     lab_begin(&run, argc, argv, &program);
     bench b = bench_open(&run);
-    int reps = run.opt.reps;
-    first_launch(run.r, &b, reps);
-    four_ways(run.r, &b, reps);
+    first_launch(run.r, &b, run.opt.reps);
+    four_ways(&run, &b, run.opt.reps);
     event_flavours(&run, b.stream);
     return lab_end(&run);
 }

@@ -41,8 +41,8 @@ static const program_info program = {
     .memory_option = "batch-mib", .memory_per_unit = 4 << 20, /* two buffer sets of in and out */
 };
 
-enum { MAX_STREAMS = 8, WARMUP = 1, STAGE_REPEAT = 4 };
-enum stage { H2D, KERNEL, D2H, BESIDE };
+enum { MAX_STREAMS = 8, WARMUP = 1, STAGE_REPEAT = 4, PAGEABLE_ROUNDS = 3 };
+enum stage { H2D, KERNEL, D2H, BESIDE, PAGEABLE_H2D, PAGEABLE_D2H, STAGES };
 
 /* How a variant issues the work. */
 typedef struct {
@@ -66,6 +66,7 @@ static const struct {
     {NULL, "8 streams breadth", {8, 8, 1, 0}},
     {"(d) Pageable memory: the double buffer from malloc'd buffers", "pageable", {2, 1, 0, 1}},
 };
+enum { N_VARIANTS = sizeof variants / sizeof variants[0], PAGEABLE = N_VARIANTS - 1 };
 
 /* ms per batch: each stage alone; c', the slower copy while both run; pageable copies. */
 typedef struct {
@@ -82,9 +83,14 @@ typedef struct {
     cudaStream_t stream[MAX_STREAMS];
     cudaEvent_t joined[MAX_STREAMS];
     event_timer timer;
-    shape sh;                    /* what run_once and issue_stage issue */
+    shape sh;                    /* what issue_stage issues */
     int stage;                   /* issue_stage: one stage, or BESIDE */
     tally outputs;               /* every output of every run */
+    /* what one attempt measured: the stages, then the variants (time n 0: not run) */
+    stats stages[STAGES], time[N_VARIANTS], speedup[N_VARIANTS];
+    stage_ms t;                  /* the stage times: the model's */
+    double eff[N_VARIANTS];      /* speedup / the ideal speedup at the variant's chunks */
+    int best;                    /* the variant of the best efficiency */
 } pipeline;
 
 /* ---- issuing the work ------------------------------------------------------------- */
@@ -117,13 +123,28 @@ static void wait_for(const pipeline *p, int waiter, int on)
     CUDA_CHECK(cudaStreamWaitEvent(p->stream[waiter], p->joined[on], 0));
 }
 
-/* The whole pipeline once, between two events in stream 0, which the other
- * streams fork from and join: the host queues everything, then waits once. */
+typedef struct {
+    pipeline *p;
+    int variant, calls, last; /* its runs so far; the last round's, checked */
+} way;
+
+/* A variant's pipeline once, between two events in stream 0, which the other
+ * streams fork from and join: the host queues everything, then waits once.
+ * Only the last round's run is checked (every variant writes the same
+ * outputs, and the check takes longer than a run) and is a timeline span. */
 static double run_once(void *ctx)
 {
-    pipeline *p = (pipeline *)ctx;
-    const shape *sh = &p->sh;
-    int m = p->n * sh->chunks, S = sh->streams;
+    way *w = (way *)ctx;
+    pipeline *p = w->p;
+    const shape *sh = &variants[w->variant].sh;
+    int m = p->n * sh->chunks, S = sh->streams, last = ++w->calls == w->last;
+    uint32_t *in = sh->pageable ? p->p_in : p->h_in, *out = sh->pageable ? p->p_out : p->h_out;
+    size_t total = (size_t)p->n * p->batch;
+    if (last) { /* on outputs poisoned just before it, checked just after */
+        memset(out, 0xff, total * sizeof(uint32_t));
+        p->outputs.where = variants[w->variant].name;
+        timeline_span_begin(p->outputs.where);
+    }
     event_timer_start(&p->timer, p->stream[0]);
     for (int s = 1; s < S; s++) /* they start where stream 0's start event is */
         CUDA_CHECK(cudaStreamWaitEvent(p->stream[s], p->timer.start, 0));
@@ -140,7 +161,12 @@ static double run_once(void *ctx)
     for (int s = 1; s < S; s++)
         wait_for(p, 0, s);
     event_timer_stop(&p->timer, p->stream[0]);
-    return event_timer_ms(&p->timer);
+    double ms = event_timer_ms(&p->timer);
+    if (last) {
+        timeline_span_end();
+        verify_affine(in, out, total, p->steps, &p->outputs);
+    }
+    return ms;
 }
 
 /* The i-th of STAGE_REPEAT batches of one stage, back to back in stream 0;
@@ -170,21 +196,6 @@ static stats stage_alone(pipeline *p, int stage, int pageable)
     p->stage = stage;
     return measure_issued(issue_stage, p, p->stream[0], STAGE_REPEAT, WARMUP,
                           p->reps < 5 ? 5 : p->reps);
-}
-
-/* A shape's runs, on outputs poisoned first, each output then checked. */
-static stats run_verified(pipeline *p, const shape *sh, const char *name)
-{
-    size_t total = (size_t)p->n * p->batch;
-    uint32_t *in = sh->pageable ? p->p_in : p->h_in, *out = sh->pageable ? p->p_out : p->h_out;
-    memset(out, 0xff, total * sizeof(uint32_t));
-    p->sh = *sh;
-    timeline_span_begin(name);
-    stats t = measure(run_once, p, WARMUP, sh->pageable && p->reps > 3 ? 3 : p->reps);
-    timeline_span_end();
-    p->outputs.where = name;
-    verify_affine(in, out, total, p->steps, &p->outputs);
-    return t;
 }
 
 /* ---- the model -------------------------------------------------------------------- */
@@ -230,35 +241,22 @@ static double predicted_ms(stage_ms t, const shape *sh, int n, int engines, cons
 
 /* ---- the lesson ------------------------------------------------------------------- */
 
-/* h, k and d, each alone; from pageable memory; c', an upload and a download
- * at once (never faster than the slower alone: that would be noise). */
-static stage_ms measure_stages(report *r, pipeline *p)
+/* The stages as measured, and the model they make. */
+static void report_model(report *r, const pipeline *p)
 {
-    stats h = stage_alone(p, H2D, 0), d = stage_alone(p, D2H, 0), k;
-    affine_calibration cal = affine_calibrate(p->d_in, p->d_out, p->batch, p->stream[0]);
-    p->steps = affine_steps_for_ms(&cal, kernel_ratio * h.median);
-    k = stage_alone(p, KERNEL, 0);
-    stats ph = stage_alone(p, H2D, 1), pd = stage_alone(p, D2H, 1);
-    report_section(r, "Each stage alone (per batch), then both copies at once");
-    report_param(r, "steps", p->steps, "steps");
-    report_stats(r, "H2D", "time", &h, "ms");
-    report_compare(r, "kernel", "time", "--kernel-ratio x h", kernel_ratio * h.median, &k, "ms");
-    report_stats(r, "D2H", "time", &d, "ms");
-    report_stats(r, "pageable H2D", "time", &ph, "ms");
-    report_stats(r, "pageable D2H", "time", &pd, "ms");
-    stage_ms t = {h.median, k.median, d.median, fmax(h.median, d.median), ph.median, pd.median};
-    if (p->engines < 2)
-        return t; /* one copy engine: the copies never run at once */
-    stats both = stage_alone(p, BESIDE, 0);
-    report_compare(r, "H2D beside D2H", "time", "the slower alone: full duplex", t.beside, &both,
-                   "ms");
-    t.beside = fmax(both.median, t.beside);
-    return t;
-}
-
-static void report_model(report *r, const pipeline *p, stage_ms t)
-{
+    const stats *st = p->stages;
+    stage_ms t = p->t;
     double serial = p->n * (t.h + t.k + t.d), ideal = engines_ms(t, 1, p->n, p->engines);
+    report_param(r, "steps", p->steps, "steps");
+    report_stats(r, "H2D", "time", &st[H2D], "ms");
+    report_compare(r, "kernel", "time", "--kernel-ratio x h", kernel_ratio * t.h, &st[KERNEL],
+                   "ms");
+    report_stats(r, "D2H", "time", &st[D2H], "ms");
+    report_stats(r, "pageable H2D", "time", &st[PAGEABLE_H2D], "ms");
+    report_stats(r, "pageable D2H", "time", &st[PAGEABLE_D2H], "ms");
+    if (p->engines >= 2)
+        report_compare(r, "H2D beside D2H", "time", "the slower alone: full duplex",
+                       fmax(t.h, t.d), &st[BESIDE], "ms");
     report_section(r, "The model (from the stage times above)");
     report_fact(r, "copy_engines", p->engines, "", "serial = n(h+k+d); ideal = %s",
                 p->engines >= 2 ? "(h+k+d) + (n-1) max(c',k): both copies beside a kernel"
@@ -268,46 +266,86 @@ static void report_model(report *r, const pipeline *p, stage_ms t)
                  (p->engines >= 2 ? fmax(t.beside, t.k) : fmax(t.h + t.d, t.k)), "x");
 }
 
+/* The best variant's efficiency. 90%: the ideal is the model's, from this
+ * attempt's own stage times, and 10% allows for what the model leaves out
+ * (each chunk's launch, a copy's start-up); an H100 reached 94-96%. */
 static const verdict REACHES_IDEAL = {
     "pipeline_reaches_ideal", 0.90, INFINITY, "%",
     "another process may be using this GPU or its link (see nvidia-smi); 'H2D beside D2H' well "
     "above x1: the link or host memory cannot carry both directions at once; fewer than 8 "
     "CUDA_DEVICE_MAX_CONNECTIONS: streams share hardware queues"};
-/* Each variant's time beside its model; the speedup over the serial run; the efficiency. */
-static void run_variants(report *r, pipeline *p, stage_ms t)
+/* One attempt, afresh: h, k and d, each alone; from pageable memory; c', an
+ * upload and a download at once (never faster than the slower alone: that
+ * would be noise). Then the variants in rounds with the serial run (way 0),
+ * each round in another order: a speedup is the median of the rounds' own
+ * serial / variant. The pageable one has PAGEABLE_ROUNDS at most of its own
+ * with the serial run: a run of it takes four serial ones' time, and what it
+ * shows (no overlap) is a gap of 4x, not of a few per cent. */
+static int attempt_pipeline(void *ctx, double *spread)
 {
-    const char *best = NULL, *model;
-    double serial = 0, best_eff = 0;
-    for (int i = 0; i < (int)(sizeof variants / sizeof variants[0]); i++) {
+    pipeline *p = (pipeline *)ctx;
+    stats *st = p->stages;
+    int k = 0, reps = p->reps, paged = reps < PAGEABLE_ROUNDS ? reps : PAGEABLE_ROUNDS;
+    way w[N_VARIANTS] = {{0}}, serial = {p, 0, 0, 0}, pageable = {p, PAGEABLE, 0, WARMUP + paged};
+    timed_fn fn[N_VARIANTS];
+    void *of[N_VARIANTS];
+    for (int s = H2D; s <= D2H; s++)
+        st[s] = stage_alone(p, s, 0);
+    st[PAGEABLE_H2D] = stage_alone(p, H2D, 1), st[PAGEABLE_D2H] = stage_alone(p, D2H, 1);
+    st[BESIDE] = p->engines >= 2 ? stage_alone(p, BESIDE, 0) : st[H2D]; /* else never at once */
+    stage_ms t = {st[H2D].median, st[KERNEL].median, st[D2H].median,
+                  fmax(st[BESIDE].median, fmax(st[H2D].median, st[D2H].median)),
+                  st[PAGEABLE_H2D].median, st[PAGEABLE_D2H].median};
+    p->t = t;
+    for (int i = 0; i < PAGEABLE; i++) { /* --quick: 2 streams, then 3 and 4 chunked */
         const shape *sh = &variants[i].sh;
+        way one = {p, i, 0, WARMUP + reps};
+        if (!(p->quick && sh->chunks > 1 && (sh->streams == 2 || sh->streams == 8)))
+            w[k] = one, fn[k] = run_once, of[k] = &w[k], k++;
+    }
+    double *ms = (double *)xmalloc(k * reps * sizeof *ms);
+    measure_rounds(fn, of, k, WARMUP, reps, ms);
+    p->best = 1; /* the double buffer, unless one does better */
+    for (int j = 0, i; j < k; j++) {
+        i = w[j].variant;
+        p->time[i] = stats_of(ms + j * reps, reps);
+        p->speedup[i] = stats_of_ratios(ms, ms + j * reps, reps);
+        p->eff[i] = p->speedup[i].median * engines_ms(t, variants[i].sh.chunks, p->n,
+                                                      p->engines) / (p->n * (t.h + t.k + t.d));
+        if (i > 0 && p->eff[i] > p->eff[p->best])
+            p->best = i;
+    }
+    free(ms); /* the serial run was checked in the rounds: not again */
+    paired pp = measure_paired(run_once, &serial, run_once, &pageable, WARMUP, paged);
+    p->time[PAGEABLE] = pp.b, p->speedup[PAGEABLE] = pp.ratio;
+    *spread = stats_spread(&p->speedup[p->best]);
+    return verdict_holds(&REACHES_IDEAL, p->eff[p->best]);
+}
+
+/* Each variant's time beside its model; the speedup over the serial run; the efficiency. */
+static void report_variants(report *r, const pipeline *p)
+{
+    const char *model;
+    for (int i = 0; i < N_VARIANTS; i++) {
         const char *name = variants[i].name;
         if (variants[i].section)
             report_section(r, variants[i].section);
-        if (p->quick && sh->chunks > 1 && (sh->streams == 2 || sh->streams == 8))
-            continue; /* --quick keeps its second with the 3- and 4-stream chunkings */
-        double predicted = predicted_ms(t, sh, p->n, p->engines, &model);
-        stats m = run_verified(p, sh, name);
-        report_compare(r, name, "time", model, predicted, &m, "ms");
-        if (sh->streams == 1) {
-            serial = m.median;
+        if (!p->time[i].n)
             continue;
-        }
-        stats speedup = stats_over(serial, &m);
-        report_compare(r, name, "speedup", "serial / predicted", p->n * (t.h + t.k + t.d) /
-                       predicted, &speedup, "x");
-        if (sh->pageable)
-            continue;
-        double eff = speedup.median * engines_ms(t, sh->chunks, p->n, p->engines) /
-                     (p->n * (t.h + t.k + t.d)); /* speedup / ideal speedup */
-        report_value(r, name, "efficiency", eff * 100, "%");
-        if (!best || eff > best_eff)
-            best_eff = eff, best = name;
+        double predicted = predicted_ms(p->t, &variants[i].sh, p->n, p->engines, &model);
+        report_compare(r, name, "time", model, predicted, &p->time[i], "ms");
+        if (i == 0)
+            continue; /* the serial run: what the speedups are over */
+        report_compare(r, name, "speedup", "serial / predicted",
+                       p->n * (p->t.h + p->t.k + p->t.d) / predicted, &p->speedup[i], "x");
+        if (i != PAGEABLE)
+            report_value(r, name, "efficiency", p->eff[i] * 100, "%");
     }
     report_section(r, "Checks");
     report_tally(r, "outputs_verified", &p->outputs,
                  "outputs differ from the CPU reference (every element of every variant)");
-    report_verdict(r, &REACHES_IDEAL, best_eff, "best: %s at %.0f%% of its ideal speedup", best,
-                   best_eff * 100);
+    report_verdict(r, &REACHES_IDEAL, p->eff[p->best], "best: %s at %.0f%% of its ideal speedup",
+                   variants[p->best].name, p->eff[p->best] * 100);
 }
 
 /* ---- setup: the run owns these, lab_end() releases them ---------------------------- */
@@ -319,10 +357,8 @@ static pipeline pipeline_open(lab_run *run)
                   .quick = run->opt.quick, .batch = (size_t)batch_mib << 18}; /* 4-byte words */
     size_t total = (size_t)p.n * p.batch, bytes = total * sizeof(uint32_t);
     size_t device_bytes = 2 * p.batch * sizeof(uint32_t);
-    p.h_in = (uint32_t *)lab_pinned(run, bytes);
-    p.h_out = (uint32_t *)lab_pinned(run, bytes);
-    p.p_in = (uint32_t *)lab_pageable(run, bytes);
-    p.p_out = (uint32_t *)lab_pageable(run, bytes);
+    p.h_in = (uint32_t *)lab_pinned(run, bytes), p.h_out = (uint32_t *)lab_pinned(run, bytes);
+    p.p_in = (uint32_t *)lab_pageable(run, bytes), p.p_out = (uint32_t *)lab_pageable(run, bytes);
     p.d_in = (uint32_t *)lab_device(run, device_bytes);
     p.d_out = (uint32_t *)lab_device(run, device_bytes);
     fill_random_u32(p.h_in, total, fresh_seed());
@@ -335,6 +371,9 @@ static pipeline pipeline_open(lab_run *run)
         p.joined[s] = lab_event(run, cudaEventDisableTiming);
     p.timer = lab_timer(run);
     CUDA_CHECK(cudaDeviceSynchronize()); /* the memset ran on the legacy stream */
+    stats h = stage_alone(&p, H2D, 0); /* the kernel's steps, once: --kernel-ratio x an upload */
+    affine_calibration cal = affine_calibrate(p.d_in, p.d_out, p.batch, p.stream[0]);
+    p.steps = affine_steps_for_ms(&cal, kernel_ratio * h.median);
     return p;
 }
 
@@ -343,8 +382,9 @@ int main(int argc, char **argv)
     lab_run run;
     lab_begin(&run, argc, argv, &program);
     pipeline p = pipeline_open(&run);
-    stage_ms t = measure_stages(run.r, &p);
-    report_model(run.r, &p, t);
-    run_variants(run.r, &p, t);
+    report_section(run.r, "Each stage alone (per batch), then both copies at once");
+    lab_attempt(&run, "pipeline vs serial", attempt_pipeline, &p);
+    report_model(run.r, &p);
+    report_variants(run.r, &p);
     return lab_end(&run);
 }

@@ -54,16 +54,13 @@ typedef struct {
     uint32_t *h_in, *h_out, *d_in, *d_out, *h_big, *d_big, *h_small, *d_small;
     unsigned long long *d_span;       /* the critical kernel's first start and last end */
     size_t big_bytes;
-    double *latency, *run, *wait;     /* the last variant's samples, us (wait: a fraction) */
+    double *latency, *run, *wait;     /* samples, us (wait: a fraction) of each of 3 sides */
+    double *after, *left;             /* the last attempt's moments, ms; what each left, us */
     tally outputs;                    /* the critical kernel's, every sample */
-    int retried, invalid;             /* launches that found the background already over */
+    int retried[2], late[2];          /* kernels', copies': launches that found it over */
     cudaEvent_t done, background_done;
+    stats background, ratio;          /* the last attempt's: the background alone; same / high */
 } bench;
-
-typedef struct {
-    stats latency, run;
-    double p99, wait; /* wait: median of latency / what was left; about 1: it queued behind all */
-} variant;
 
 /* The background, and an event after it; as an issue_fn, so measure_issued() can time it. */
 static void start_background(void *ctx, int i)
@@ -79,7 +76,6 @@ static void start_background(void *ctx, int i)
     }
     CUDA_CHECK(cudaEventRecord(b->background_done, b->low));
 }
-
 
 /* Sample i: the urgent operation on `urgent`, after_ms into a fresh
  * background (< 0: on an idle GPU). Latency is launch to completion on the
@@ -125,72 +121,36 @@ static int one_sample(bench *b, cudaStream_t urgent, double after_ms, int i)
     return running;
 }
 
-/* The samples of one variant, in a timeline span of its name: the i-th
- * after_ms[i] into its own background (after_ms NULL: on an idle GPU), taken
- * again up to TRIES times when its launch found the background over. */
-static variant measure_variant(bench *b, const char *name, cudaStream_t urgent,
-                               const double *after_ms)
+/* Side i's samples of s: 0 alone, 1 at the same priority, 2 at the greatest. */
+static stats side(const bench *b, const double *s, int i)
 {
-    int n = b->samples;
-    timeline_span_begin(name);
-    one_sample(b, urgent, -1, 0); /* warm-up: the first use of a stream or a module costs extra */
-    for (int i = 0; i < n; i++) {
-        int tries = 0;
-        while (!one_sample(b, urgent, after_ms ? after_ms[i] : -1, i) && ++tries < TRIES)
-            b->retried++;
-        b->invalid += tries == TRIES;
-    }
-    timeline_span_end();
-    variant v = {stats_of(b->latency, n), stats_of(b->run, n),
-                 stats_percentile(b->latency, n, 99), stats_of(b->wait, n).median};
-    return v;
+    return stats_of(s + i * b->samples, b->samples);
 }
 
-/* Launch moments over [10%, 90%] of the shortest background seen (one a
- * little quicker than usual must not end before the last), and in *left_us
- * the median of what is then left of one of `run_ms`: the wait at the same
- * priority. The kernels' background lasts the model's waves x block, the
- * copies' the big copy's measured median. */
-static double *launch_moments(int n, double shortest_ms, double run_ms, double *left_us)
-{
-    double *at = (double *)xmalloc(2 * n * sizeof *at), *left = at + n;
-    random_strata(at, n, 0.1 * shortest_ms, 0.9 * shortest_ms);
-    for (int i = 0; i < n; i++)
-        left[i] = (run_ms - at[i]) * 1e3;
-    *left_us = stats_of(left, n).median;
-    return at;
-}
-
-/* The urgent operation alone, then at the same and at the greatest priority
- * (v[0..2]), each sample at its moment into its own background; each beside
- * its model (alone + the rest of the background, or + half a block for a
- * kernel that jumps the queue), its tail, its samples, a kernel's run time. */
-static void urgent_variants(report *r, bench *b, double shortest_ms, double run_ms,
-                            const char *prefix, variant v[3])
+/* Each side beside its model (alone + the rest of the background, or + half
+ * a block for a kernel that jumps the queue), its tail, samples, run time. */
+static void report_variants(report *r, const bench *b, const char *prefix)
 {
     static const char *const how[3] = {"alone", "same priority", "high priority"};
     const char *rest = b->copies ? "alone + the rest of the big copy"
                                  : "alone + the rest of the background";
-    double left_us, *after = launch_moments(b->samples, shortest_ms, run_ms, &left_us);
-    for (int i = 0; i < 3; i++) {
+    double alone = side(b, b->latency, 0).median, left = stats_of(b->left, b->samples).median;
+    for (int i = 0, n = b->samples; i < 3; i++) {
         char name[48];
-        snprintf(name, sizeof name, "%s%s", prefix, how[i]);
+        stats latency = side(b, b->latency, i), run = side(b, b->run, i);
         int jumps = i == 2 && !b->copies; /* a kernel at the greatest priority */
-        v[i] = measure_variant(b, name, i == 2 ? b->high : b->same, i ? after : NULL);
-        if (i == 0)
-            report_stats(r, name, "latency", &v[i].latency, "us");
-        else
+        snprintf(name, sizeof name, "%s%s", prefix, how[i]);
+        if (i == 0) {
+            report_stats(r, name, "latency", &latency, "us");
+        } else {
             report_compare(r, name, "latency", jumps ? "alone + half a block" : rest,
-                           v[0].latency.median + (jumps ? block_us / 2 : left_us),
-                           &v[i].latency, "us");
-        if (i > 0) {
-            report_value(r, name, "latency_p99", v[i].p99, "us");
-            report_samples(r, name, "latency", b->latency, b->samples, "us");
+                           alone + (jumps ? block_us / 2 : left), &latency, "us");
+            report_value(r, name, "latency_p99", stats_percentile(b->latency + i * n, n, 99), "us");
+            report_samples(r, name, "latency", b->latency + i * n, n, "us");
         }
         if (!b->copies)
-            report_stats(r, name, "run", &v[i].run, "us");
+            report_stats(r, name, "run", &run, "us");
     }
-    free(after);
 }
 
 /* ---- the lesson ---------------------------------------------------------------------- */
@@ -214,51 +174,94 @@ static void report_priorities(report *r, const device_info *d)
     report_fact(r, "beyond_least", got[1], "", "what a stream asked for %d got", asked[1]);
 }
 
+/* 5x, the geometric middle: a same-priority kernel waits for what is left of
+ * the background (about 2500 us by default), a greatest-priority one for the
+ * next block slot (under 100 us), about 25x; one funnelled queue gives 1x. */
 static const verdict JUMPS_QUEUE = {
     "high_priority_jumps_queue", 5, INFINITY, "x",
     "the high-priority kernel waited like the other: CUDA_DEVICE_MAX_CONNECTIONS=1 or MPS can "
     "funnel all streams into one queue, or another process is using this GPU (see nvidia-smi)"};
-/* With THREADS-thread blocks the thread limit is what fills an SM, so while
- * the background runs no critical block fits anywhere until a background
- * block ends: the block scheduler must choose, and priority is what it
- * chooses by. A wave is as many blocks as the SMs hold at once. */
-static void kernels_jump_queue(report *r, bench *b, const device_info *d)
-{
-    int per_sm = 0;
-    CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, background_block, THREADS,
-                                                             0));
-    b->bg_blocks = (unsigned int)waves * d->sm_count * per_sm;
-    b->block_ns = ns_from_ms(block_us / 1e3);
-    report_section(r, "The background: many short blocks on the least-priority stream");
-    stats bg = measure_issued(start_background, b, b->low, 1, 1, 5);
-    report_compare(r, "background", "duration", "waves x block duration", waves * block_us / 1e3,
-                   &bg, "ms");
-    variant v[3];
-    report_section(r, "The critical kernel: alone, then launched mid-background");
-    urgent_variants(r, b, fmin(bg.min, waves * block_us / 1e3), waves * block_us / 1e3, "", v);
-    double ratio = v[1].latency.median / v[2].latency.median;
-    report_value(r, "priority", "latency_ratio", ratio, "x");
-    report_verdict(r, &JUMPS_QUEUE, ratio, "median latency from launch to completion: same "
-                   "priority %.0f us, greatest priority %.1f us: %.1fx lower",
-                   v[1].latency.median, v[2].latency.median, ratio);
-}
-
+/* 50%, the middle: behind the big copy the small one waits for about all that
+ * is left of it (100%), and one that jumped the queue for next to none. */
 static const verdict COPIES_KEEP_ORDER = {
     "copies_not_prioritised", 0.5, INFINITY, "%",
     "the high-priority copy did not wait: either its stream's copies went to another copy "
     "engine than the same-priority stream's, or this driver orders copies by priority"};
+/* One attempt, afresh: the background alone; then at each moment the urgent
+ * operation alone on the idle GPU (the models' base), and at the same and at
+ * the greatest priority back to back, which first alternating: what slows a
+ * moment slows both sides of its pair. Moments over [10%, 90%] of the shortest
+ * background seen (a quick one must not end before the last); what each leaves
+ * of waves x block or of the big copy's median is the same priority's wait.
+ * The pairs' same / high spread by design (what is left runs from 90% to 10%):
+ * the spread handed on is the same-priority wait fraction's, about 1 always. */
+static int attempt_urgent(void *ctx, double *spread)
+{
+    bench *b = (bench *)ctx;
+    int n = b->samples, *late = &b->late[b->copies], *retried = &b->retried[b->copies];
+    b->background = measure_issued(start_background, b, b->low, 1, 1, 5);
+    double run_ms = b->copies ? b->background.median : waves * block_us / 1e3;
+    double shortest = fmin(b->background.min, run_ms);
+    random_strata(b->after, n, 0.1 * shortest, 0.9 * shortest);
+    for (int i = 0; i < n; i++)
+        b->left[i] = (run_ms - b->after[i]) * 1e3;
+    timeline_span_begin(b->copies ? "copies: alone, same, high" : "kernels: alone, same, high");
+    one_sample(b, b->same, -1, 0), one_sample(b, b->high, -1, 0); /* warm-ups: first uses cost */
+    *late = *retried = 0; /* samples_mid_background: only the reported attempt's count */
+    for (int i = 0; i < n; i++) {
+        one_sample(b, b->same, -1, i); /* alone */
+        for (int k = 0; k < 2; k++) { /* the pair's first: same priority at even i, high at odd */
+            int high = (i + k) % 2, tries = 0;
+            while (!one_sample(b, high ? b->high : b->same, b->after[i], (1 + high) * n + i) &&
+                   ++tries < TRIES)
+                (*retried)++;
+            *late += tries == TRIES;
+        }
+    }
+    timeline_span_end();
+    b->ratio = stats_of_ratios(b->latency + n, b->latency + 2 * n, n);
+    stats same = side(b, b->wait, 1);
+    *spread = stats_spread(&same);
+    if (b->copies) /* when even the same-priority copy did not queue, nothing to judge */
+        return same.median < 0.5 || verdict_holds(&COPIES_KEEP_ORDER, side(b, b->wait, 2).median);
+    return verdict_holds(&JUMPS_QUEUE, b->ratio.median);
+}
+
+/* With THREADS-thread blocks the thread limit is what fills an SM, so while
+ * the background runs no critical block fits anywhere until a background
+ * block ends: the block scheduler must choose, and priority is what it
+ * chooses by. A wave is as many blocks as the SMs hold at once. */
+static void kernels_jump_queue(lab_run *run, bench *b)
+{
+    report *r = run->r;
+    int per_sm = 0;
+    CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, background_block, THREADS, 0));
+    b->bg_blocks = (unsigned int)waves * run->dev.sm_count * per_sm;
+    b->block_ns = ns_from_ms(block_us / 1e3);
+    report_section(r, "The background: many short blocks on the least-priority stream");
+    lab_attempt(run, "same vs high priority", attempt_urgent, b);
+    report_compare(r, "background", "duration", "waves x block duration", waves * block_us / 1e3,
+                   &b->background, "ms");
+    report_section(r, "The critical kernel: alone, then launched mid-background");
+    report_variants(r, b, "");
+    report_value(r, "priority", "latency_ratio", b->ratio.median, "x");
+    report_verdict(r, &JUMPS_QUEUE, b->ratio.median, "median latency from launch to completion: "
+                   "same priority %.0f us, greatest priority %.1f us; pair by pair, %.1fx lower",
+                   side(b, b->latency, 1).median, side(b, b->latency, 2).median, b->ratio.median);
+}
+
 /* Copies in one direction queue for one copy engine in the order they
  * arrive, whatever their stream's priority. */
-static void copies_keep_order(report *r, bench *b, const device_info *d)
+static void copies_keep_order(lab_run *run, bench *b)
 {
-    variant v[3];
+    report *r = run->r;
     report_section(r, "Copies: a small high-priority copy issued behind a big low-priority one");
     report_param(r, "small_copy", SMALL_COPY_BYTES >> 10, "KiB");
     b->copies = 1;
-    stats big = measure_issued(start_background, b, b->low, 1, 1, 5);
-    report_stats(r, "big copy", "duration", &big, "ms");
-    urgent_variants(r, b, big.min, big.median, "copy ", v);
-    double same = v[1].wait, high = v[2].wait;
+    lab_attempt(run, "copy same vs high priority", attempt_urgent, b);
+    report_stats(r, "big copy", "duration", &b->background, "ms");
+    report_variants(r, b, "copy ");
+    double same = side(b, b->wait, 1).median, high = side(b, b->wait, 2).median;
     report_value(r, "copy same priority", "wait_fraction", same, "ratio");
     report_value(r, "copy high priority", "wait_fraction", high, "ratio");
     int queued = same >= 0.5; /* else: no queue, nothing for a priority to jump */
@@ -270,7 +273,7 @@ static void copies_keep_order(report *r, bench *b, const device_info *d)
     else
         report_text(r, "  note: even at the same priority the small copy did not queue (%.0f%%): "
                     "this GPU's %d copy engines\n  ran the two streams' copies side by side\n",
-                    same * 100, d->async_engines);
+                    same * 100, run->dev.async_engines);
 }
 
 /* A timing condition, not a result: a launch after the background measured no wait. */
@@ -297,9 +300,10 @@ static void check_bench(report *r, bench *b)
     report_check(r, "background_counted", blocks_done == b->blocks_launched, "%llu background "
                  "blocks ran of %llu launched", blocks_done, b->blocks_launched);
     report_tally(r, "bytes_intact", &bytes, "words differ after the copies");
-    report_verdict(r, &MID_BACKGROUND, b->invalid, "%d of %d urgent launches came after the "
-                   "background had finished, even after %d tries (%d retried)", b->invalid,
-                   4 * b->samples, TRIES, b->retried);
+    int late = b->late[0] + b->late[1], retried = b->retried[0] + b->retried[1];
+    report_verdict(r, &MID_BACKGROUND, late, "%d of %d urgent launches came after the "
+                   "background had finished, even after %d tries (%d retried)", late,
+                   4 * b->samples, TRIES, retried);
 }
 
 /* ---- setup: the run owns these, lab_end() releases them ---------------------------- */
@@ -309,12 +313,11 @@ static bench bench_open(lab_run *run)
     bench b = {.samples = run->opt.reps, .n = run->dev.sm_count * AFFINE_THREADS,
                .big_bytes = (size_t)copy_mib << 20};
     size_t bytes = b.n * sizeof(uint32_t), samples = b.samples * sizeof(double);
-    b.h_in = (uint32_t *)lab_pageable(run, bytes);
-    b.h_out = (uint32_t *)lab_pageable(run, bytes);
-    b.latency = (double *)lab_pageable(run, 3 * samples);
-    b.run = b.latency + b.samples, b.wait = b.run + b.samples;
-    b.d_in = (uint32_t *)lab_device(run, bytes);
-    b.d_out = (uint32_t *)lab_device(run, bytes);
+    b.h_in = (uint32_t *)lab_pageable(run, bytes), b.h_out = (uint32_t *)lab_pageable(run, bytes);
+    b.latency = (double *)lab_pageable(run, 9 * samples); /* 3 sides: alone, then the pairs */
+    b.run = b.latency + 3 * b.samples, b.wait = b.run + 3 * b.samples;
+    b.after = (double *)lab_pageable(run, 2 * samples), b.left = b.after + b.samples;
+    b.d_in = (uint32_t *)lab_device(run, bytes), b.d_out = (uint32_t *)lab_device(run, bytes);
     b.d_span = (unsigned long long *)lab_device(run, 2 * sizeof(unsigned long long));
     b.d_blocks_done = (unsigned long long *)lab_device(run, sizeof(unsigned long long));
     b.h_big = (uint32_t *)lab_pinned(run, b.big_bytes + SMALL_COPY_BYTES);
@@ -327,12 +330,10 @@ static bench bench_open(lab_run *run)
     CUDA_CHECK(cudaDeviceSynchronize()); /* the legacy stream does not order non-blocking ones */
     b.done = lab_event(run, cudaEventDisableTiming);
     b.background_done = lab_event(run, cudaEventDisableTiming);
-    b.low = lab_stream(run, "background (least priority)", cudaStreamNonBlocking,
-                       run->dev.priority_least);
-    b.same = lab_stream(run, "urgent, same priority", cudaStreamNonBlocking,
-                        run->dev.priority_least);
-    b.high = lab_stream(run, "urgent, greatest priority", cudaStreamNonBlocking,
-                        run->dev.priority_greatest);
+    int least = run->dev.priority_least, greatest = run->dev.priority_greatest;
+    b.low = lab_stream(run, "background (least priority)", cudaStreamNonBlocking, least);
+    b.same = lab_stream(run, "urgent, same priority", cudaStreamNonBlocking, least);
+    b.high = lab_stream(run, "urgent, greatest priority", cudaStreamNonBlocking, greatest);
     return b;
 }
 
@@ -342,8 +343,8 @@ int main(int argc, char **argv)
     lab_begin(&run, argc, argv, &program);
     report_priorities(run.r, &run.dev);
     bench b = bench_open(&run);
-    kernels_jump_queue(run.r, &b, &run.dev);
-    copies_keep_order(run.r, &b, &run.dev);
+    kernels_jump_queue(&run, &b);
+    copies_keep_order(&run, &b);
     check_bench(run.r, &b);
     return lab_end(&run);
 }

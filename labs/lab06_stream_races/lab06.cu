@@ -57,6 +57,7 @@ static const program_info program = {
 };
 
 enum { POISON = 0xff }; /* every byte: words of 0xffffffff that no run wrote */
+enum handoff { NO_WAIT, EVENT_WAIT, HOST_SYNC }; /* (a), (b), (c) */
 
 typedef struct {
     size_t n, bytes;
@@ -68,13 +69,10 @@ typedef struct {
     uint32_t *h_in, *h_out;        /* pinned, so the async copies really are async */
     uint32_t *h_seen;              /* (e): what the host read */
     uint32_t *d_in, *d_mid, *d_out;
-    double *wrong_per_run, *issue_ms, *blocked_ms; /* --reps of each */
+    double *wrong_per_run, *issue_ms, *blocked_ms; /* an attempt's: [row * reps + run] */
+    stats issue[3], blocked;       /* (b), (c): the last attempt's host times, per handoff */
     tally later;                   /* (e): the pinned buffer once the stream finished */
 } lab_state;
-
-/* Run number `run` of a variant (`how`: which one), on fresh inputs: returns
- * its wrong results, counted into *t too. */
-typedef size_t (*one_run_fn)(lab_state *s, int how, int run, tally *t);
 
 /* A race leaves work behind (the late producer): it finishes before the host
  * rewrites buffers a copy may still be reading. The setup goes to the legacy
@@ -92,37 +90,59 @@ static void fresh_run(lab_state *s)
     CUDA_CHECK(cudaDeviceSynchronize());
 }
 
-/* --reps runs of a variant, every result of every run verified. A race's
- * wrong results are its verdict, `caught` (wrong in every run?), beside the
- * model's count per run; a fix's are a check, and with --strict so are a race's. */
-static void run_variant(report *r, lab_state *s, const char *name, one_run_fn one_run, int how,
-                        const verdict *caught, const char *model, double model_wrong)
+/* A variant, and its runs: each on fresh inputs, every result verified into
+ * `all`. A race's verdict, `caught`, reads one attempt: wrong in every run? */
+typedef struct variant {
+    lab_state *s;
+    const char *name;
+    size_t (*one_run)(lab_state *s, int how, int run, tally *t); /* its wrong results, in *t */
+    int how;
+    const verdict *caught; /* a race's; NULL: a fix */
+    struct variant *next;  /* runs in turns with this one (a race's fix; (c) with (b)) */
+    tally all, before;     /* every attempt's results; `all` before the last attempt */
+    int runs, runs_wrong;  /* every attempt's runs; the last attempt's with wrong results */
+} variant;
+
+/* One attempt: --reps rounds of v and the variant after it, in turns, so that
+ * both sides meet the same moments of the machine (a busy host or a
+ * time-sliced GPU can let a late producer win). */
+static int attempt_runs(void *ctx, double *spread)
 {
-    tally t = {0};
-    int runs_wrong = 0;
-    char check[64], what[96];
-    t.where = name;
-    timeline_span_begin(name);
-    for (int i = 0; i < s->reps; i++) {
-        fresh_run(s);
-        s->wrong_per_run[i] = (double)one_run(s, how, i, &t);
-        runs_wrong += s->wrong_per_run[i] > 0;
-    }
+    variant *v = (variant *)ctx, *w;
+    for (w = v; w; w = w->next)
+        w->before = w->all, w->runs_wrong = 0, w->all.where = w->name;
+    timeline_span_begin(v->name);
+    for (int i = 0; i < v->s->reps; i++)
+        for (w = v; w; w = w->next) {
+            fresh_run(w->s);
+            size_t wrong = w->one_run(w->s, w->how, i, &w->all);
+            w->s->wrong_per_run[(w != v) * v->s->reps + i] = (double)wrong; /* v's: row 0 */
+            w->runs_wrong += wrong > 0, w->runs++;
+        }
     timeline_span_end();
-    if (caught) {
-        stats per_run = stats_of(s->wrong_per_run, s->reps);
-        report_compare(r, name, "mismatches_per_run", model, model_wrong, &per_run, "count");
-        report_verdict(r, caught, (double)runs_wrong / s->reps, "%zu of %zu results wrong, "
-                       "caught in %d of %d runs", t.wrong, t.checked, runs_wrong, s->reps);
+    *spread = 0; /* counts, not timings */
+    return !v->caught || verdict_holds(v->caught, (double)v->runs_wrong / v->s->reps);
+}
+
+/* A race's last attempt, and its verdict; all of a fix's results as a check. */
+static void report_variant(report *r, const variant *v, const char *model, double model_wrong)
+{
+    char check[64], what[96];
+    if (v->caught) {
+        stats per_run = stats_of(v->s->wrong_per_run, v->s->reps);
+        report_compare(r, v->name, "mismatches_per_run", model, model_wrong, &per_run, "count");
+        report_verdict(r, v->caught, (double)v->runs_wrong / v->s->reps, "%zu of %zu results "
+                       "wrong, caught in %d of %d runs", v->all.wrong - v->before.wrong,
+                       v->all.checked - v->before.checked, v->runs_wrong, v->s->reps);
     } else {
-        report_value(r, name, "mismatches", (double)t.wrong, "count");
+        report_value(r, v->name, "mismatches", (double)v->all.wrong, "count");
     }
-    report_value(r, name, "checked", (double)t.checked, "count");
-    if (!caught || strict_mode) {
-        snprintf(check, sizeof check, "%s_correct", name);
-        snprintf(what, sizeof what, "results wrong over %d runs%s", s->reps,
-                 caught ? " (--strict: a race is a failure)" : "");
-        report_tally(r, check, &t, what);
+    report_value(r, v->name, "checked", (double)v->all.checked, "count");
+    if (!v->caught || strict_mode) {
+        snprintf(check, sizeof check, "%s_correct", v->name);
+        snprintf(what, sizeof what, "results wrong over %d runs%s", v->runs,
+                 v->caught ? " (--strict: a race is a failure)" : "");
+        report_tally(r, check, &v->all, what);
     }
 }
 
@@ -143,17 +163,14 @@ static const verdict HOST_BLOCKED = {
     "the host reached cudaStreamSynchronize late: a busy CPU, or a tool (profiler, sanitizer) "
     "slowing every CUDA call; try a larger --spin-ms"};
 
-enum handoff { NO_WAIT, EVENT_WAIT, HOST_SYNC };
-
-/* Issues one run; returns the host's milliseconds to issue it, and in
- * *blocked_ms the part spent inside cudaStreamSynchronize. */
-static double producer_consumer(lab_state *s, int how, double *blocked_ms)
+/* Issues one run, keeping the host's milliseconds to issue it and the part of
+ * them spent inside cudaStreamSynchronize; then verifies what B wrote. */
+static size_t handoff_run(lab_state *s, int how, int run, tally *t)
 {
     double start = host_time_ms();
     spin_for_ns<<<1, 1, 0, s->a>>>(s->spin_ns); /* the producer is late... */
     CHECK_LAUNCH();
     affine_launch(s->d_in, s->d_mid, s->n, 1, s->a); /* ...then writes d_mid = f(in) */
-    *blocked_ms = 0;
     if (how == EVENT_WAIT) {
         /* The GPU waits: B's next work starts when A reaches this point. */
         CUDA_CHECK(cudaEventRecord(s->produced, s->a));
@@ -162,39 +179,50 @@ static double producer_consumer(lab_state *s, int how, double *blocked_ms)
         /* The host waits: nothing more is issued until A has finished. */
         double wait = host_time_ms();
         CUDA_CHECK(cudaStreamSynchronize(s->a));
-        *blocked_ms = host_time_ms() - wait;
+        s->blocked_ms[how * s->reps + run] = host_time_ms() - wait;
     }
     affine_launch(s->d_mid, s->d_out, s->n, 1, s->b); /* the consumer: out = f(d_mid) */
     CUDA_CHECK(cudaMemcpyAsync(s->h_out, s->d_out, s->bytes, cudaMemcpyDeviceToHost, s->b));
-    return host_time_ms() - start;
-}
-
-static size_t handoff_run(lab_state *s, int how, int run, tally *t)
-{
-    s->issue_ms[run] = producer_consumer(s, how, &s->blocked_ms[run]);
+    s->issue_ms[how * s->reps + run] = host_time_ms() - start;
     CUDA_CHECK(cudaDeviceSynchronize()); /* both streams done: the host may look */
     return verify_affine(s->h_in, s->h_out, s->n, 2, t);
 }
 
-static void handoffs(report *r, lab_state *s)
+/* One attempt at what (b) and (c) cost the host, run in turns: b c b c ... */
+static int attempt_host_cost(void *ctx, double *spread)
 {
-    report_section(r, "(a) no dependency: B reads what A has not written yet");
-    run_variant(r, s, "no_dependency", handoff_run, NO_WAIT, &NO_DEPENDENCY_CAUGHT,
-                "every result: B read only poison", (double)s->n);
-    report_section(r, "(b) cudaEventRecord + cudaStreamWaitEvent: the GPU waits");
-    run_variant(r, s, "event_wait", handoff_run, EVENT_WAIT, NULL, NULL, 0);
-    stats issue_event = stats_of(s->issue_ms, s->reps);
-    report_stats(r, "event_wait", "host_issue", &issue_event, "ms");
-    report_section(r, "(c) cudaStreamSynchronize: the host waits");
-    run_variant(r, s, "host_sync", handoff_run, HOST_SYNC, NULL, NULL, 0);
-    stats issue_sync = stats_of(s->issue_ms, s->reps), blocked = stats_of(s->blocked_ms, s->reps);
-    report_stats(r, "host_sync", "host_issue", &issue_sync, "ms");
-    report_compare(r, "host_sync", "host_blocked", "the producer's delay", spin_ms, &blocked, "ms");
-    report_verdict(r, &HOST_FREE, issue_event.median / spin_ms, "(b) issuing took %.1f us, "
-                   "%.2f%% of the producer's %g ms delay", issue_event.median * 1e3,
-                   issue_event.median / spin_ms * 100, spin_ms);
-    report_verdict(r, &HOST_BLOCKED, blocked.median / spin_ms, "(c) blocked %.2f ms for a "
-                   "producer %g ms late", blocked.median, spin_ms);
+    lab_state *s = ((variant *)ctx)->s;
+    attempt_runs(ctx, spread); /* (b), then (c) as its `next` */
+    for (int how = EVENT_WAIT; how <= HOST_SYNC; how++)
+        s->issue[how] = stats_of(s->issue_ms + how * s->reps, s->reps);
+    s->blocked = stats_of(s->blocked_ms + HOST_SYNC * s->reps, s->reps);
+    *spread = fmax(stats_spread(&s->issue[EVENT_WAIT]), stats_spread(&s->blocked));
+    return verdict_holds(&HOST_FREE, s->issue[EVENT_WAIT].median / spin_ms) &&
+           verdict_holds(&HOST_BLOCKED, s->blocked.median / spin_ms);
+}
+
+static void handoffs(lab_run *run, lab_state *s)
+{
+    variant race = {s, "no_dependency", handoff_run, NO_WAIT, &NO_DEPENDENCY_CAUGHT};
+    variant sync = {s, "host_sync", handoff_run, HOST_SYNC};
+    variant event = {s, "event_wait", handoff_run, EVENT_WAIT, NULL, &sync};
+    report_section(run->r, "(a) no dependency: B reads what A has not written yet");
+    lab_attempt(run, race.name, attempt_runs, &race);
+    report_variant(run->r, &race, "every result: B read only poison", (double)s->n);
+    report_section(run->r, "(b) cudaEventRecord + cudaStreamWaitEvent: the GPU waits");
+    lab_attempt(run, "event_wait+host_sync", attempt_host_cost, &event);
+    report_variant(run->r, &event, NULL, 0);
+    report_stats(run->r, "event_wait", "host_issue", &s->issue[EVENT_WAIT], "ms");
+    report_section(run->r, "(c) cudaStreamSynchronize: the host waits");
+    report_variant(run->r, &sync, NULL, 0);
+    report_stats(run->r, "host_sync", "host_issue", &s->issue[HOST_SYNC], "ms");
+    report_compare(run->r, "host_sync", "host_blocked", "the producer's delay", spin_ms,
+                   &s->blocked, "ms");
+    double issue = s->issue[EVENT_WAIT].median, blocked = s->blocked.median;
+    report_verdict(run->r, &HOST_FREE, issue / spin_ms, "(b) issuing took %.1f us, %.2f%% of "
+                   "the producer's %g ms delay", issue * 1e3, issue / spin_ms * 100, spin_ms);
+    report_verdict(run->r, &HOST_BLOCKED, blocked / spin_ms, "(c) blocked %.2f ms for a "
+                   "producer %g ms late", blocked, spin_ms);
 }
 
 /* ---- (d): a double-buffered loop ------------------------------------------------------- */
@@ -236,14 +264,17 @@ static size_t reuse_run(lab_state *s, int fixed, int run, tally *t)
 /* The race's model: all uploads land before the first slow kernel reads, so
  * each buffer holds the last batch of its parity, and every kernel of that
  * parity transforms it again in place: no batch comes back right. */
-static void buffer_reuse(report *r, lab_state *s)
+static void buffer_reuse(lab_run *run, lab_state *s)
 {
+    report *r = run->r;
+    variant fix = {s, "reuse_fixed", reuse_run, 1};
+    variant race = {s, "reuse_race", reuse_run, 0, &REUSE_RACE_CAUGHT, &fix};
     report_section(r, "(d) a double-buffered loop: uploads overwrite a buffer still in use");
-    run_variant(r, s, "reuse_race", reuse_run, 0, &REUSE_RACE_CAUGHT,
-                "every result: a buffer holds its parity's last batch",
-                (double)(s->n / batches * batches));
+    lab_attempt(run, race.name, attempt_runs, &race);
+    report_variant(r, &race, "every result: a buffer holds its parity's last batch",
+                   (double)(s->n / batches * batches));
     report_text(r, "  the fix: batch i+2's upload waits for an event after batch i's copy back\n");
-    run_variant(r, s, "reuse_fixed", reuse_run, 1, NULL, NULL, 0);
+    report_variant(r, &fix, NULL, 0);
 }
 
 /* ---- (e): the host reads too early ------------------------------------------------------ */
@@ -272,15 +303,17 @@ static size_t host_read_run(lab_state *s, int wait, int run, tally *t)
     return verify_affine(s->h_in, s->h_seen, s->n, 1, t);
 }
 
-static void host_reads(report *r, lab_state *s)
+static void host_reads(lab_run *run, lab_state *s)
 {
-    report_section(r, "(e) the host reads a result before the stream finished");
-    run_variant(r, s, "early_read", host_read_run, 0, &EARLY_READ_CAUGHT,
-                "every result: the host saw only poison", (double)s->n);
-    report_tally(r, "early_read_buffer_later", &s->later, "wrong in the same pinned buffer, "
+    variant fix = {s, "read_after_wait", host_read_run, 1};
+    variant race = {s, "early_read", host_read_run, 0, &EARLY_READ_CAUGHT, &fix};
+    report_section(run->r, "(e) the host reads a result before the stream finished");
+    lab_attempt(run, race.name, attempt_runs, &race);
+    report_variant(run->r, &race, "every result: the host saw only poison", (double)s->n);
+    report_tally(run->r, "early_read_buffer_later", &s->later, "wrong in the same pinned buffer, "
                  "read after the stream finished (the GPU was right, the host was early)");
-    report_text(r, "  the fix: cudaEventSynchronize on an event recorded after the copy\n");
-    run_variant(r, s, "read_after_wait", host_read_run, 1, NULL, NULL, 0);
+    report_text(run->r, "  the fix: cudaEventSynchronize on an event recorded after the copy\n");
+    report_variant(run->r, &fix, NULL, 0);
 }
 
 /* ---- setup: the run owns these, lab_end() releases them ---------------------------- */
@@ -308,12 +341,10 @@ static lab_state state_open(lab_run *run)
     s.d_in = (uint32_t *)lab_device(run, s.bytes);
     s.d_mid = (uint32_t *)lab_device(run, s.bytes);
     s.d_out = (uint32_t *)lab_device(run, s.bytes);
-    s.wrong_per_run = (double *)lab_pageable(run, 3 * s.reps * sizeof(double));
-    s.issue_ms = s.wrong_per_run + s.reps, s.blocked_ms = s.issue_ms + s.reps;
-    double ignored; /* warm-up: module loading and first-launch costs stay out of the timings */
-    fresh_run(&s);
-    producer_consumer(&s, EVENT_WAIT, &ignored);
-    CUDA_CHECK(cudaDeviceSynchronize());
+    s.wrong_per_run = (double *)lab_pageable(run, 8 * s.reps * sizeof(double)); /* 2, 3, 3 rows */
+    s.issue_ms = s.wrong_per_run + 2 * s.reps, s.blocked_ms = s.issue_ms + 3 * s.reps;
+    fresh_run(&s); /* warm-up: module loading and first-launch costs stay out of the timings */
+    handoff_run(&s, EVENT_WAIT, 0, NULL);
     return s;
 }
 
@@ -323,8 +354,8 @@ int main(int argc, char **argv)
     lab_begin(&run, argc, argv, &program);
     lab_state s = state_open(&run);
     report_param(run.r, "elements", (double)s.n, "count");
-    handoffs(run.r, &s);
-    buffer_reuse(run.r, &s);
-    host_reads(run.r, &s);
+    handoffs(&run, &s);
+    buffer_reuse(&run, &s);
+    host_reads(&run, &s);
     return lab_end(&run);
 }

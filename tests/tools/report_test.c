@@ -5,12 +5,14 @@
 
 #include <string.h>
 
-static int fail_check, not_observed;
+static int fail_check, not_observed, interfered;
 static double size = 64;
 
 static const option own[] = {
     {"fail-check", OPT_FLAG, &fail_check, 0, 0, NO_QUICK, NULL, "make the check fail (exit 1)"},
     {"not-observed", OPT_FLAG, &not_observed, 0, 0, NO_QUICK, NULL, "make the verdict no (exit 4)"},
+    {"interfered", OPT_FLAG, &interfered, 0, 0, NO_QUICK, NULL,
+     "report a comparison re-measured twice for interference, and the machine changing"},
     {"size", OPT_DOUBLE, &size, 0.5, 1024, 2, "MIB", "a number option to parse"},
     {NULL},
 };
@@ -50,6 +52,14 @@ int main(int argc, char **argv)
     t.where = "variant a";
     tally_add(&t, 100, fail_check ? 3 : 0, 42);
     report_tally(r, "outputs", &t, "outputs differ");
+    /* What lab_attempt() and lab_end() report, with made-up probes. */
+    report_attempts(r, "effect pair", interfered ? 3 : 1, !not_observed,
+                    interfered ? "attempt 1: the link ran at 31-55 GB/s H2D; attempt 2: the same"
+                               : "");
+    machine_state start = {{0, 0, 5}, {55, 54}, 12, 6, 1980}, end = start;
+    if (interfered)
+        end.link_gbps[0] = 30;
+    report_machine(r, &start, &end, 1980);
     double ratio = not_observed ? 1.1 : 1.95;
     report_verdict(r, &EFFECT, ratio, "ratio %.2f", ratio);
     report_verdict(r, &SECOND, not_observed ? 0.05 : 0.001, "off by a little");

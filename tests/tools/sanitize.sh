@@ -109,7 +109,8 @@ judge() {
 # slower, and on an H100 initcheck and synccheck did not finish lab00 --quick
 # in 5 minutes. The code paths are the same at any size, so every program
 # runs --quick --reps 2 with each of its own numbers at the smallest value its
-# --help allows (sizes of 1 MiB, the shortest kernels), read from --help so a
+# --help allows (sizes of 1 MiB, the shortest kernels; --retries 0: a slowed
+# run is not re-measured), read from --help so a
 # new lab needs no entry here. Exceptions, each with its reason:
 arguments() {
     local prog=$1 base name min

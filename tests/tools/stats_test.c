@@ -10,19 +10,26 @@
 int main(int argc, char **argv)
 {
     int first = 1, over = argc > 2 && !strcmp(argv[1], "--over");
+    int pairs = argc > 1 && !strcmp(argv[1], "--pairs"); /* A:B A:B ... -> stats_of_ratios */
     if (over)
         first = 3;
+    if (pairs)
+        first = 2;
     if (argc <= first) {
-        fprintf(stderr, "usage: stats_test [--over K] X [X ...]\n");
+        fprintf(stderr, "usage: stats_test [--over K] X [X ...] | --pairs A:B [A:B ...]\n");
         return 2;
     }
     int n = argc - first;
-    double *x = malloc((size_t)n * sizeof *x);
+    double *x = malloc(2 * (size_t)n * sizeof *x);
     if (!x)
         return 1;
-    for (int i = 0; i < n; i++)
+    double *y = x + n;
+    for (int i = 0; i < n; i++) {
+        const char *b = strchr(argv[first + i], ':');
         x[i] = atof(argv[first + i]);
-    stats s = stats_of(x, n);
+        y[i] = b ? atof(b + 1) : 1;
+    }
+    stats s = pairs ? stats_of_ratios(x, y, n) : stats_of(x, n);
     if (over) {
         stats t = s;
         s = stats_over(atof(argv[2]), &t);

@@ -1,0 +1,375 @@
+#!/usr/bin/env bats
+# make stress without a GPU: the runner (tests/stress.sh) drives stand-in labs
+# that print canned reports, run by run, and exit as each test tells them; the
+# table (tests/tools/stress_summary.py) is checked against numbers worked out
+# by hand; and host_load, the host-memory load, is built and run.
+
+load test_helper
+
+setup_file() {
+    # host_load built here, not in build/: other builds may be using that
+    if command -v cc >/dev/null; then
+        cc -O2 -std=c99 -Wall -Wextra -pthread -o "$BATS_FILE_TMPDIR/host_load" \
+            "$BATS_TEST_DIRNAME/tools/host_load.c" || return 1
+    fi
+}
+
+BIN() { echo "$BATS_TEST_TMPDIR/bin"; }
+
+# fake_lab NAME [PLAN-LINE...]: a stand-in lab in $(BIN)/NAME, its rows in
+# the order the labs write them. Run K in a mode (it counts its runs per mode)
+# follows plan line K, "EXIT OBSERVED VALUE ATTEMPTS" (after the last line,
+# the first again). It reports a verdict "always" (observed, 3 x) that no
+# comparison decides; then the comparison "pipeline vs serial" measured
+# ATTEMPTS times (no attempts row when ATTEMPTS is -) and the verdict it
+# decides, pipeline_reaches_ideal, observed or not, VALUE in %; then the
+# machine probes (link_H2D at start 50 + K GB/s, at end 40 + K) and, after
+# them, gpu_not_shared (observed, 0 %); then the exit code row. It says
+# "NAME: ..." on stderr unless EXIT is 0, and exits EXIT.
+fake_lab() {
+    local name=$1 dir
+    dir=$(BIN)
+    shift
+    mkdir -p "$dir"
+    printf '%s\n' "$@" >"$dir/$name.plan"
+    rm -f "$dir/$name".*.count
+    cat >"$dir/$name" <<EOF
+#!/usr/bin/env bash
+mode=default
+[[ " \$* " == *" --quick "* ]] && mode=quick
+[[ " \$* " == *" --csv "* ]] || { echo "$name: wants --csv" >&2; exit 2; }
+count="$dir/$name.\$mode.count"
+k=\$((\$(cat "\$count" 2>/dev/null || echo 0) + 1))
+echo "\$k" >"\$count"
+line=\$(((k - 1) % $# + 1))
+read -r code observed value attempts < <(sed -n "\${line}p" "$dir/$name.plan")
+echo "lab,variant,metric,value,unit"
+echo "$name,device,name,\"Fake GPU, with a comma\",text"
+echo "$name,verdict,always,1,observed"
+echo "$name,verdict,always_value,3,x"
+[ "\$attempts" = - ] || echo "$name,pipeline vs serial,attempts,\$attempts,count"
+echo "$name,serial,time,12.5,ms"
+echo "$name,verdict,pipeline_reaches_ideal,\$observed,observed"
+echo "$name,verdict,pipeline_reaches_ideal_value,\$value,%"
+echo "$name,machine at start,link_H2D,\$((50 + k)),GB/s"
+echo "$name,machine at end,link_H2D,\$((40 + k)),GB/s"
+echo "$name,verdict,gpu_not_shared,1,observed"
+echo "$name,verdict,gpu_not_shared_value,0,%"
+echo "$name,result,exit_code,\$code,code"
+[ "\$code" = 0 ] || echo "$name: exit \$code as planned" >&2
+exit "\$code"
+EOF
+    chmod +x "$dir/$name"
+}
+
+# A stand-in lab that runs past any timeout, and one that crashes.
+fake_hang() { mkdir -p "$(BIN)"; printf '#!/usr/bin/env bash\nexec sleep 30\n' >"$(BIN)/$1"; chmod +x "$(BIN)/$1"; }
+fake_crash() { mkdir -p "$(BIN)"; printf '#!/usr/bin/env bash\nkill -SEGV $$\n' >"$(BIN)/$1"; chmod +x "$(BIN)/$1"; }
+
+# stress [VAR=value...] PROGRAM...: tests/stress.sh into $OUT with the stand-ins.
+OUT_DIR() { echo "$BATS_TEST_TMPDIR/out"; }
+stress() {
+    local vars=()
+    while [[ ${1:-} == *=* ]]; do vars+=("$1"); shift; done
+    env BINDIR="$(BIN)" STRESS_OUT="$(OUT_DIR)" "${vars[@]}" "$ROOT/tests/stress.sh" "$@"
+}
+
+@test "make stress counts each verdict per program and mode: observed, re-measured, min / median / max" {
+    fake_lab lab04 "0 1 97 1" "4 0 50 3" "0 1 95 2" "0 1 96 1"
+    run stress RUNS=4 lab04
+    assert_success
+    # by hand: observed in runs 1, 3 and 4; attempts 3 and 2 are 2 runs and
+    # 2 + 1 = 3 re-measurements; values 50 95 96 97: median 95.5
+    for mode in quick default; do
+        assert_line "lab04 $mode (4 runs)"
+        assert_line --regexp "^  pipeline_reaches_ideal +3 of 4 \(75%\) +2 +3 +50 +95\.5 +97 +% +pipeline vs serial$"
+        # no comparison before it, and one after the machine probes: not charged to one
+        assert_line --regexp "^  always +4 of 4 +- +- +3 +3 +3 +x +-$"
+        assert_line --regexp "^  gpu_not_shared +4 of 4 +- +- +0 +0 +0 +% +-$"
+        assert_line --regexp "^  link_H2D +51 - 54 +41 - 44 +GB/s$"
+    done
+    assert_line "  exit codes: exit 0: 3, exit 4: 1"
+    assert_output --partial "stress: 8 runs; 2 verdict(s) not observed in every run (STRICT=1 fails on that); exit 0"
+    printed=$output
+    run cat "$(OUT_DIR)/summary.csv"
+    assert_line --index 0 "program,mode,verdict,observed,runs,remeasured_runs,remeasurements,min,median,max,unit"
+    assert_line "lab04,quick,pipeline_reaches_ideal,3,4,2,3,50,95.5,97,%"
+    assert_line "lab04,default,always,4,4,,,3,3,3,x"
+    assert_line "lab04,quick,machine at start: link_H2D,,4,,,51,52.5,54,GB/s"
+    # every report kept, the stderr of the run that had any, the table as a file
+    for k in 1 2 3 4; do [ -s "$(OUT_DIR)/lab04.quick.run0$k.csv" ] || fail "no lab04.quick.run0$k.csv"; done
+    [ -s "$(OUT_DIR)/lab04.default.run02.err" ] || fail "the stderr of exit 4 was not kept"
+    [ ! -e "$(OUT_DIR)/lab04.default.run01.err" ] || fail "an empty stderr was kept"
+    diff <(sed -n '/^lab04 quick/,/^stress:/p' <<<"$printed") "$(OUT_DIR)/summary.txt" ||
+        fail "summary.txt is not the table printed"
+}
+
+@test "make stress interleaves the runs: run 1 of every program and mode, then run 2" {
+    fake_lab lab00 "0 1 1 -" "0 1 1 -"
+    fake_lab lab02 "0 1 1 -" "0 1 1 -"
+    run stress RUNS=2 lab00 lab02
+    assert_success
+    run cut -d, -f1-3 "$(OUT_DIR)/runs.csv"
+    assert_output "program,mode,run
+lab00,quick,1
+lab00,default,1
+lab02,quick,1
+lab02,default,1
+lab00,quick,2
+lab00,default,2
+lab02,quick,2
+lab02,default,2"
+    run grep -E '^(runs|modes|load|programs): ' "$(OUT_DIR)/meta"
+    assert_output "runs: 2
+modes: quick default
+load: none
+programs: lab00 lab02"
+}
+
+@test "a run that exited 1 fails the stress run and is named loudly with its stderr; the rest still run" {
+    fake_lab lab02 "0 1 1 -" "1 1 1 -" "0 1 1 -"
+    run stress RUNS=3 MODES=quick lab02
+    assert_failure 1
+    assert_line --regexp "^  run +2/3 .*lab02 quick: exit 1, FAILED"
+    assert_line --regexp "^  run +3/3 .*all exit 0$"
+    assert_line "!!! 1 of 3 runs FAILED (results wrong, a crash or a timeout):"
+    assert_line "  lab02.quick.run02.csv: exit 1, results wrong; its stderr: lab02.quick.run02.err"
+    assert_line "  exit codes: exit 0: 2, exit 1: 1"
+    assert_output --partial "stress: 3 runs, 1 FAILED; every verdict observed in every run; exit 1"
+}
+
+@test "a timeout and a crash are failures; a lab that cannot run here (exit 3) is waived" {
+    fake_lab lab05 "3 0 0 -" "3 0 0 -"
+    fake_lab lab00 "0 1 1 -" "0 1 1 -"
+    fake_lab lab02 "0 1 1 -" "3 0 0 -"
+    run stress RUNS=2 lab05 lab00 lab02
+    assert_success
+    assert_line "  every run waived (exit 3): lab05: exit 3 as planned"
+    assert_line "  exit codes: exit 3: 2"
+    # a waived run is no run of the verdicts: 1 of 1, not 1 of 2
+    assert_line --regexp "^  pipeline_reaches_ideal +1 of 1 +- +- +1 +1 +1 +% +-$"
+    assert_line "  exit codes: exit 0: 1, exit 3: 1 (the 1 waived left out of the counts above: lab02: exit 3 as planned)"
+    assert_output --partial "stress: 12 runs, 6 waived; every verdict observed in every run; exit 0"
+    # every run waived: nothing could run here
+    rm -r "$(OUT_DIR)"
+    run stress RUNS=1 lab05
+    assert_failure 3
+    assert_output --partial "stress: all 2 runs waived (exit 3): nothing could run here"
+    rm -r "$(OUT_DIR)"
+    fake_hang lab06
+    fake_crash lab03
+    run stress RUNS=1 MODES=quick LAB_TIMEOUT=1 lab06 lab03
+    assert_failure 1
+    assert_line --regexp "^  run +1/1 .*lab06 quick: TIMED OUT after 1 s, FAILED; lab03 quick: exit 139, FAILED$"
+    assert_line "  lab06.quick.run01.csv: exit 124, timed out (ran past LAB_TIMEOUT)"
+    assert_line "  lab03.quick.run01.csv: exit 139, killed by SIGSEGV"
+    refute_output --partial "Segmentation fault" # bash's own word on it, kept out of the table
+    assert_line "  no verdict rows in its reports"
+}
+
+@test "STRICT=1 fails when a verdict was not observed in every run, and says which" {
+    fake_lab lab04 "0 1 97 1" "4 0 50 2"
+    run stress RUNS=2 MODES=default lab04
+    assert_success
+    rm -r "$(OUT_DIR)"
+    run stress RUNS=2 MODES=default STRICT=1 lab04
+    assert_failure 1
+    assert_line "!!! STRICT=1: 1 verdict(s) not observed in every run:"
+    assert_line "  lab04 default pipeline_reaches_ideal: observed 1 of 2"
+    rm -r "$(OUT_DIR)"
+    fake_lab lab04 "0 1 97 1" "0 1 96 1"
+    run stress RUNS=2 MODES=default STRICT=1 lab04
+    assert_success
+    assert_output --partial "every verdict observed in every run; exit 0"
+}
+
+@test "without attempts rows the re-measure columns say '-'; a comparison no verdict follows is listed apart" {
+    fake_lab lab00 "0 1 2.5 -" "0 1 2.75 -" "0 1 2 -"
+    run stress RUNS=3 MODES=quick lab00
+    assert_success
+    assert_line --regexp "^  pipeline_reaches_ideal +3 of 3 +- +- +2 +2\.5 +2\.75 +% +-$"
+    run grep '^lab00,quick,pipeline_reaches_ideal,' "$(OUT_DIR)/summary.csv"
+    assert_output "lab00,quick,pipeline_reaches_ideal,3,3,,,2,2.5,2.75,%"
+    # a comparison no verdict follows is counted on its own
+    rm -r "$(OUT_DIR)"
+    fake_lab lab04 "0 1 97 -" "0 1 96 -"
+    # ($k: the stand-in's run count, expanded when it runs)
+    sed -i 's/^echo "lab04,result/echo "lab04,4 streams depth vs serial,attempts,$k,count"\n&/' "$(BIN)/lab04"
+    run stress RUNS=2 MODES=quick lab04
+    assert_success
+    assert_line "  comparison '4 streams depth vs serial', no verdict after it: re-measured in 1 of 2 runs, 1 re-measurements in all"
+    run grep '^lab04,quick,4 streams' "$(OUT_DIR)/summary.csv"
+    assert_output "lab04,quick,4 streams depth vs serial,,2,1,1,1,1.5,2,attempts"
+}
+
+@test "make stress refuses bad settings with exit 2 and a clear message, before anything runs" {
+    fake_lab lab00 "0 1 1 -"
+    check() { # check VAR=value... -- MESSAGE
+        local vars=()
+        while [ "$1" != -- ]; do vars+=("$1"); shift; done
+        run --separate-stderr stress "${vars[@]}" lab00
+        assert_failure 2
+        assert_equal "$stderr" "make stress: $2"
+        [ ! -e "$(OUT_DIR)" ] || fail "${vars[*]}: left $(OUT_DIR)"
+    }
+    check RUNS=0 -- "RUNS must be a whole number from 1 to 1000 (got '0')"
+    check RUNS=1001 -- "RUNS must be a whole number from 1 to 1000 (got '1001')"
+    check RUNS=ten -- "RUNS must be a whole number from 1 to 1000 (got 'ten')"
+    check MODES=fast -- "MODES takes quick and default (got 'fast' in 'fast')"
+    check MODES=" " -- "MODES is empty: give quick, default or both"
+    check LOAD=cpu -- "LOAD must be none, gpu, host or both (got 'cpu')"
+    check STRICT=yes -- "STRICT must be 1 or 0 (got 'yes')"
+    check LAB_TIMEOUT=0 -- "LAB_TIMEOUT must be a whole number of seconds from 1 to 9999 (got '0')"
+    run --separate-stderr stress RUNS=1 lab00 lab99
+    assert_failure 2
+    assert_equal "$stderr" "make stress: $(BIN)/lab99 is not built: is 'lab99' a program make builds? (make list)"
+    run --separate-stderr stress RUNS=1
+    assert_failure 2
+    assert_regex "$stderr" "no programs given"
+    mkdir -p "$(OUT_DIR)" && touch "$(OUT_DIR)/old.csv"
+    run --separate-stderr stress RUNS=1 lab00
+    assert_failure 2
+    assert_equal "$stderr" "make stress: STRESS_OUT=$(OUT_DIR) is not empty: give a new folder"
+}
+
+@test "make stress names its folder after the GPU and the date, and a second one of the day -2" {
+    fake_lab lab00 "0 1 1 -" "0 1 1 -"
+    mkdir -p "$BATS_TEST_TMPDIR/smi"
+    cat >"$BATS_TEST_TMPDIR/smi/nvidia-smi" <<'EOF'
+#!/usr/bin/env bash
+case "$*" in *name*) echo "NVIDIA H100 80GB HBM3" ;; *driver_version*) echo "580.65.06" ;; esac
+EOF
+    chmod +x "$BATS_TEST_TMPDIR/smi/nvidia-smi"
+    for second in "" -2; do
+        run env PATH="$BATS_TEST_TMPDIR/smi:$PATH" RESULTS_ROOT="$BATS_TEST_TMPDIR/results" \
+            BINDIR="$(BIN)" RUNS=1 "$ROOT/tests/stress.sh" lab00
+        assert_success
+        folder="$BATS_TEST_TMPDIR/results/stress-nvidia-h100-80gb-hbm3-$(date +%F)$second"
+        assert_output --partial "written to $folder/"
+        [ -s "$folder/lab00.quick.run01.csv" ] || fail "no report in $folder"
+    done
+    run grep -E '^(gpu|driver|command): ' "$folder/meta"
+    assert_output 'gpu: NVIDIA H100 80GB HBM3
+driver: 580.65.06
+command: make stress RUNS=1 MODES="quick default" LOAD=none STRESS_PROGRAMS="lab00"'
+}
+
+# fake_load NAME [once]: a stand-in load, $(BIN)/NAME, that writes its process
+# id to $(BIN)/NAME.pid, says ready and lasts --seconds; with "once", it ends
+# right after saying ready.
+fake_load() {
+    mkdir -p "$(BIN)"
+    cat >"$(BIN)/$1" <<EOF
+#!/usr/bin/env bash
+echo \$\$ >"$(BIN)/$1.pid"
+echo "ready: $1 \$*"
+[ "${2:-}" = once ] && exit 0
+exec sleep "\$2"
+EOF
+    chmod +x "$(BIN)/$1"
+}
+
+@test "LOAD=both runs both loads beside every run and stops them at the end; a load that stops is started again" {
+    fake_load gpu_load
+    fake_load host_load
+    fake_lab lab00 "0 1 1 -" "0 1 1 -"
+    # each run notes whether both loads are on as it runs
+    sed -i "2i for l in gpu_load host_load; do kill -0 \$(cat $(BIN)/\$l.pid) 2>/dev/null && echo \"\$l on\" >>$(BIN)/seen; done" "$(BIN)/lab00"
+    run stress RUNS=2 LOAD=both GPU_LOAD="$(BIN)/gpu_load" HOST_LOAD="$(BIN)/host_load" lab00
+    assert_success
+    assert_line "make stress: gpu load on: ready: gpu_load --seconds 600"
+    assert_line "make stress: host load on: ready: host_load --seconds 600"
+    [ "$(grep -c 'gpu_load on' "$(BIN)/seen")" = 4 ] || fail "the gpu load was on in $(grep -c 'gpu_load on' "$(BIN)/seen") of 4 runs"
+    [ "$(grep -c 'host_load on' "$(BIN)/seen")" = 4 ] || fail "the host load was on in $(grep -c 'host_load on' "$(BIN)/seen") of 4 runs"
+    for l in gpu_load host_load; do
+        ! kill -0 "$(cat "$(BIN)/$l.pid")" 2>/dev/null || fail "$l still runs after the stress run"
+    done
+    grep -q '^load: both$' "$(OUT_DIR)/meta" || fail "meta does not say LOAD=both"
+    # a load that ends early is started again before the next run, and that is said
+    rm -r "$(OUT_DIR)"
+    fake_load host_load once
+    run stress RUNS=2 MODES=quick LOAD=host HOST_LOAD="$(BIN)/host_load" lab00
+    assert_success
+    assert_line "make stress: the host load had stopped; starting it again"
+    [ "$(grep -c '^ready' "$(OUT_DIR)/load-host.log")" = 3 ] || fail "not started 3 times: $(cat "$(OUT_DIR)/load-host.log")"
+    # a load that is not built is named
+    run --separate-stderr stress RUNS=1 LOAD=gpu GPU_LOAD="$BATS_TEST_TMPDIR/nowhere/gpu_load" lab00
+    assert_failure 1
+    assert_equal "$stderr" "make stress: LOAD=gpu needs $BATS_TEST_TMPDIR/nowhere/gpu_load: make stress builds it"
+}
+
+@test "make stress runs the programs it is given through make, with the settings it is given" {
+    fake_lab fake04 "0 1 97 1" "0 1 95 2"
+    run make -s --no-print-directory stress BUILD="$BATS_TEST_TMPDIR/build" BINDIR="$(BIN)" \
+        STRESS_PROGRAMS=fake04 RUNS=2 MODES=quick STRESS_OUT="$(OUT_DIR)"
+    assert_success
+    assert_line --regexp "^  pipeline_reaches_ideal +2 of 2 +1 +1 +95 +96 +97 +% +pipeline vs serial$"
+    run make -s --no-print-directory help BUILD="$BATS_TEST_TMPDIR/build"
+    assert_output --regexp "make stress +run every lab RUNS=N times"
+}
+
+@test "make stress LOAD=host builds host_load and runs it beside the labs" {
+    command -v cc >/dev/null || skip "no C compiler"
+    fake_lab fake00 "0 1 1 -"
+    run make -s --no-print-directory stress BUILD="$BATS_TEST_TMPDIR/build" BINDIR="$(BIN)" \
+        STRESS_PROGRAMS=fake00 RUNS=1 MODES=quick LOAD=host STRESS_OUT="$(OUT_DIR)"
+    assert_success
+    assert_line --regexp "^make stress: host load on: ready: 4 threads copying 128 MiB back and forth for 600 s$"
+    [ -x "$BATS_TEST_TMPDIR/build/tests/host_load" ] || fail "host_load not built"
+}
+
+@test "the summary reads a report a crash cut short, and says when a folder has no runs.csv" {
+    mkdir -p "$(OUT_DIR)"
+    printf 'program,mode,run,exit_code,seconds,report\nlab04,quick,1,139,0.5,lab04.quick.run01.csv\n' >"$(OUT_DIR)/runs.csv"
+    printf 'lab,variant,metric,value,unit\nlab04,verdict,pipeline_reaches_ideal,1,observed\nlab04,verdict,pipel' \
+        >"$(OUT_DIR)/lab04.quick.run01.csv"
+    run python3 "$ROOT/tests/tools/stress_summary.py" "$(OUT_DIR)"
+    assert_failure 1
+    assert_line --regexp "^  pipeline_reaches_ideal +1 of 1 +- +- +- +- +- +-$"
+    assert_line "  lab04.quick.run01.csv: exit 139, killed by SIGSEGV"
+    refute_output --partial Traceback
+    run --separate-stderr python3 "$ROOT/tests/tools/stress_summary.py" "$BATS_TEST_TMPDIR"
+    assert_failure 1
+    assert_regex "$stderr" "runs.csv: No such file or directory \(is .* a folder that \`make stress\` wrote\?\)"
+}
+
+# ---- host_load ------------------------------------------------------------------
+
+@test "host_load copies with 2 threads for 0.3 s: says ready, exits 0 within a few seconds" {
+    [ -x "$BATS_FILE_TMPDIR/host_load" ] || skip "no C compiler (cc) to build host_load"
+    start=$(date +%s.%N)
+    run --separate-stderr "$BATS_FILE_TMPDIR/host_load" --seconds 0.3 --threads 2 --mib 8
+    took=$(python3 -c "print($(date +%s.%N) - $start)")
+    assert_success
+    assert_output "ready: 2 threads copying 8 MiB back and forth for 0.3 s"
+    ok "0.3 <= $took < 5" "host_load --seconds 0.3 took $took s"
+}
+
+@test "host_load refuses bad options with exit 2, naming the option and its range" {
+    [ -x "$BATS_FILE_TMPDIR/host_load" ] || skip "no C compiler (cc) to build host_load"
+    hl() { run --separate-stderr "$BATS_FILE_TMPDIR/host_load" "$@"; }
+    hl
+    assert_failure 2
+    assert_regex "$stderr" "^host_load: --seconds is required"
+    hl --seconds 0
+    assert_failure 2
+    assert_regex "$stderr" "^host_load: --seconds wants a number from 0.001 to 86400 \(got '0'\)"
+    hl --seconds 1 --threads 0
+    assert_failure 2
+    assert_regex "$stderr" "^host_load: --threads wants a number from 1 to 256 \(got '0'\)"
+    hl --seconds 1 --mib 8x
+    assert_failure 2
+    assert_regex "$stderr" "^host_load: --mib wants a number from 1 to 4096 \(got '8x'\)"
+    hl --seconds 1 --threads 1.5
+    assert_failure 2
+    assert_regex "$stderr" "^host_load: --threads and --mib want whole numbers"
+    hl --seconds 1 --fast
+    assert_failure 2
+    assert_regex "$stderr" "^host_load: unknown option '--fast'"
+    hl --seconds
+    assert_failure 2
+    assert_regex "$stderr" "got 'nothing'"
+    hl --help
+    assert_success
+    assert_line "usage: host_load --seconds S [--threads N] [--mib M]"
+}
