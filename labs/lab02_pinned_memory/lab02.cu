@@ -214,13 +214,16 @@ static void predict(report *r, const bench *b)
 
 /* Each verdict times kind k's copies of the largest size and pinned ones in turn,
  * and reads the median pair's ratio, k's time over pinned's. Registered pages are
- * locked as cudaMallocHost's are and cross the same link: the model says 1x. On an
- * H100 the two differ by about 1%, so past 1.1x the difference is real, not noise. */
-static const char SLOWER[] = "registered copies ran slower than the pinned ones beside them: "
-    "their pages may lie on another NUMA node, or this IOMMU maps scattered pages slowly";
+ * locked as cudaMallocHost's are and cross the same link: the model says 1x, and
+ * pageable copies take 3x or more (pinned_beats_pageable). The lesson is which of
+ * the two registered memory behaves like, so the limit lies between them: 1.5x,
+ * under halfway on a log scale (1.73x). H100 virtual machines measured 0.98-1.12x
+ * (the IOMMU maps malloc's scattered pages a little slower than cudaMallocHost's). */
+static const char SLOWER[] = "registered copies ran much slower than the pinned ones beside "
+    "them: their pages may lie on another NUMA node, or this IOMMU maps scattered pages slowly";
 static const verdict MATCHES[DIRS] = {
-    {"registered_matches_pinned_H2D", -INFINITY, 1.1, "x", SLOWER},
-    {"registered_matches_pinned_D2H", -INFINITY, 1.1, "x", SLOWER}};
+    {"registered_matches_pinned_H2D", -INFINITY, 1.5, "x", SLOWER},
+    {"registered_matches_pinned_D2H", -INFINITY, 1.5, "x", SLOWER}};
 /* Judged on uploads: CUDA documents that the host stages a pageable H2D copy
  * through pinned memory (the model: L/M, 5x on an H100), not how it downloads. */
 static const verdict BEATS_PAGEABLE = {"pinned_beats_pageable_H2D", 3, INFINITY, "x",

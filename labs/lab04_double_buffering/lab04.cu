@@ -18,6 +18,7 @@
 #include "streamlab.h"
 #include "kernels.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 static int batches = 16;        /* many, so filling and draining is a small part of the run */
@@ -41,7 +42,7 @@ static const program_info program = {
     .memory_option = "batch-mib", .memory_per_unit = 4 << 20, /* two buffer sets of in and out */
 };
 
-enum { MAX_STREAMS = 8, WARMUP = 1, STAGE_REPEAT = 4, PAGEABLE_ROUNDS = 3 };
+enum { MAX_STREAMS = 8, WARMUP = 1, STAGE_REPEAT = 4, ROUNDS_MIN = 5, PAGEABLE_ROUNDS = 3 };
 enum stage { H2D, KERNEL, D2H, BESIDE, PAGEABLE_H2D, PAGEABLE_D2H, STAGES };
 
 /* How a variant issues the work. */
@@ -68,7 +69,8 @@ static const struct {
 };
 enum { N_VARIANTS = sizeof variants / sizeof variants[0], PAGEABLE = N_VARIANTS - 1 };
 
-/* ms per batch: each stage alone; c', the slower copy while both run; pageable copies. */
+/* ms per item (a batch, or a chunk of one): each stage alone; c', the slower
+ * copy while both run; pageable copies (whole batches only). */
 typedef struct {
     double h, k, d, beside, h_pageable, d_pageable;
 } stage_ms;
@@ -83,12 +85,11 @@ typedef struct {
     cudaStream_t stream[MAX_STREAMS];
     cudaEvent_t joined[MAX_STREAMS];
     event_timer timer;
-    shape sh;                    /* what issue_stage issues */
-    int stage;                   /* issue_stage: one stage, or BESIDE */
     tally outputs;               /* every output of every run */
     /* what one attempt measured: the stages, then the variants (time n 0: not run) */
     stats stages[STAGES], time[N_VARIANTS], speedup[N_VARIANTS];
-    stage_ms t;                  /* the stage times: the model's */
+    stats chunk_h[MAX_STREAMS + 1]; /* an upload of 1/C of a batch, for each C measured */
+    stage_ms t[MAX_STREAMS + 1]; /* the model's stage times per item of a batch cut in C: t[C] */
     double eff[N_VARIANTS];      /* speedup / the ideal speedup at the variant's chunks */
     int best;                    /* the variant of the best efficiency */
 } pipeline;
@@ -169,15 +170,23 @@ static double run_once(void *ctx)
     return ms;
 }
 
+/* One stage of one batch, timed alone: H2D, KERNEL, D2H (from pageable
+ * memory if asked), or BESIDE, an upload and a download at once. */
+typedef struct {
+    pipeline *p;
+    int stage, pageable, chunks; /* items of 1/chunks of a batch */
+} stage_of;
+
 /* The i-th of STAGE_REPEAT batches of one stage, back to back in stream 0;
  * BESIDE: an upload there and a download in stream 1 (item 1's), which forks
  * from stream 0 before the first and joins it after the last. */
 static void issue_stage(void *ctx, int i)
 {
-    pipeline *p = (pipeline *)ctx;
-    const shape two = {2, 1, 0, 0};
-    if (p->stage != BESIDE) {
-        issue(p, &p->sh, i % p->n, p->stage);
+    const stage_of *so = (const stage_of *)ctx;
+    pipeline *p = so->p;
+    const shape one = {1, so->chunks, 0, so->pageable}, two = {2, so->chunks, 0, 0};
+    if (so->stage != BESIDE) {
+        issue(p, &one, i % (p->n * so->chunks), so->stage);
         return;
     }
     if (i == 0)
@@ -188,65 +197,68 @@ static void issue_stage(void *ctx, int i)
         wait_for(p, 0, 1);
 }
 
-/* The time of one batch's stage, timed by events in stream 0. */
+/* The time of one batch's stage on its own, timed by events in stream 0. */
 static stats stage_alone(pipeline *p, int stage, int pageable)
 {
-    shape one = {1, 1, 0, pageable};
-    p->sh = one;
-    p->stage = stage;
-    return measure_issued(issue_stage, p, p->stream[0], STAGE_REPEAT, WARMUP,
-                          p->reps < 5 ? 5 : p->reps);
+    stage_of so = {p, stage, pageable, 1};
+    return measure_issued(issue_stage, &so, p->stream[0], STAGE_REPEAT, WARMUP,
+                          p->reps < ROUNDS_MIN ? ROUNDS_MIN : p->reps);
 }
 
 /* ---- the model -------------------------------------------------------------------- */
 
-/* The engines' bound: the busiest engine does its stage of all m items, the
- * other stages before its first and after its last (fill, drain); with one
- * copy engine, uploads and downloads take turns on it. */
-static double engines_ms(stage_ms t, int chunks, int n, int engines)
+/* The engines' bound over m items of stage times t each: the busiest engine
+ * does its stage of all m items, the other stages before its first and after
+ * its last (fill, drain); with one copy engine, uploads and downloads take
+ * turns on it. */
+static double engines_ms(stage_ms t, int m, int engines)
 {
-    double h = t.h / chunks, k = t.k / chunks, d = t.d / chunks;
-    int m = n * chunks;
     if (engines >= 2)
-        return h + k + d + (m - 1) * fmax(t.beside, t.k) / chunks;
-    return fmax(m * (h + d), h + d + m * k);
+        return t.h + t.k + t.d + (m - 1) * fmax(t.beside, t.k);
+    return fmax(m * (t.h + t.d), t.h + t.d + m * t.k);
 }
 
 /* The streams' bound: a stream runs its items one after another, and stream
  * s's first upload waits for the s uploads before it. */
 static double streams_ms(stage_ms t, const shape *sh, int n)
 {
-    double h = t.h / sh->chunks, item = (t.h + t.k + t.d) / sh->chunks, worst = 0;
+    double item = t.h + t.k + t.d, worst = 0;
     int m = n * sh->chunks;
     for (int s = 0; s < sh->streams && s < m; s++)
-        worst = fmax(worst, s * h + (m - s + sh->streams - 1) / sh->streams * item);
+        worst = fmax(worst, s * t.h + (m - s + sh->streams - 1) / sh->streams * item);
     return worst;
 }
 
-/* The larger bound, and in *model which it is. From pageable memory nothing
- * overlaps: the driver stages each copy and the call returns after it. */
-static double predicted_ms(stage_ms t, const shape *sh, int n, int engines, const char **model)
+/* The larger bound, from the stages timed at the variant's own chunk size,
+ * and in *model which it is. From pageable memory nothing overlaps: the
+ * driver stages each copy and the call returns after it. */
+static double predicted_ms(const pipeline *p, const shape *sh, const char **model)
 {
-    double e = engines_ms(t, sh->chunks, n, engines), s = streams_ms(t, sh, n);
+    stage_ms t = p->t[sh->chunks], b = p->t[1];
+    double e = engines_ms(t, p->n * sh->chunks, p->engines), s = streams_ms(t, sh, p->n);
     if (sh->pageable) {
         *model = "n(h+k+d), pageable h and d: no overlap";
-        return n * (t.h_pageable + t.k + t.d_pageable);
+        return p->n * (b.h_pageable + b.k + b.d_pageable);
     }
     *model = sh->streams == 1 ? "n(h+k+d)"
              : s > e          ? "streams: the longest stream's h+k+d in turn"
-             : engines >= 2   ? "engines: fill, drain, (nC-1) max(c',k)/C"
+             : p->engines >= 2 ? "engines: fill, drain, (nC-1) max(c',k) per chunk"
                               : "engines: max(n(h+d), h+d+nk), one copy engine";
     return fmax(e, s);
 }
 
 /* ---- the lesson ------------------------------------------------------------------- */
 
+static const char *const chunk_names[MAX_STREAMS + 1] = {
+    "", "", "H2D of 1/2 batch", "H2D of 1/3 batch", "H2D of 1/4 batch", "H2D of 1/5 batch",
+    "H2D of 1/6 batch", "H2D of 1/7 batch", "H2D of 1/8 batch"};
+
 /* The stages as measured, and the model they make. */
 static void report_model(report *r, const pipeline *p)
 {
     const stats *st = p->stages;
-    stage_ms t = p->t;
-    double serial = p->n * (t.h + t.k + t.d), ideal = engines_ms(t, 1, p->n, p->engines);
+    stage_ms t = p->t[1];
+    double serial = p->n * (t.h + t.k + t.d), ideal = engines_ms(t, p->n, p->engines);
     report_param(r, "steps", p->steps, "steps");
     report_stats(r, "H2D", "time", &st[H2D], "ms");
     report_compare(r, "kernel", "time", "--kernel-ratio x h", kernel_ratio * t.h, &st[KERNEL],
@@ -257,6 +269,10 @@ static void report_model(report *r, const pipeline *p)
     if (p->engines >= 2)
         report_compare(r, "H2D beside D2H", "time", "the slower alone: full duplex",
                        fmax(t.h, t.d), &st[BESIDE], "ms");
+    for (int c = 2; c <= MAX_STREAMS; c++) /* the chunked variants' models use these */
+        if (p->chunk_h[c].n)
+            report_compare(r, chunk_names[c], "time", "h / C: nothing per copy", t.h / c,
+                           &p->chunk_h[c], "ms");
     report_section(r, "The model (from the stage times above)");
     report_fact(r, "copy_engines", p->engines, "", "serial = n(h+k+d); ideal = %s",
                 p->engines >= 2 ? "(h+k+d) + (n-1) max(c',k): both copies beside a kernel"
@@ -266,59 +282,119 @@ static void report_model(report *r, const pipeline *p)
                  (p->engines >= 2 ? fmax(t.beside, t.k) : fmax(t.h + t.d, t.k)), "x");
 }
 
-/* The best variant's efficiency. 90%: the ideal is the model's, from this
- * attempt's own stage times, and 10% allows for what the model leaves out
- * (each chunk's launch, a copy's start-up); an H100 reached 94-96%. */
+/* The best variant's efficiency, against the model of its own round's stages
+ * at its own chunk size, so what a copy costs to start is in the model. 85%:
+ * what the model still leaves out is how the stages interleave (each timed
+ * alone, within milliseconds of the pipeline); H100s measured 91-105%
+ * (median 98-102%) over 83 runs, 15% below that is a pipeline that lost a
+ * stage's worth of overlap, not noise. */
 static const verdict REACHES_IDEAL = {
-    "pipeline_reaches_ideal", 0.90, INFINITY, "%",
+    "pipeline_reaches_ideal", 0.85, INFINITY, "%",
     "another process may be using this GPU or its link (see nvidia-smi); 'H2D beside D2H' well "
     "above x1: the link or host memory cannot carry both directions at once; fewer than 8 "
     "CUDA_DEVICE_MAX_CONNECTIONS: streams share hardware queues"};
-/* One attempt, afresh: h, k and d, each alone; from pageable memory; c', an
- * upload and a download at once (never faster than the slower alone: that
- * would be noise). Then the variants in rounds with the serial run (way 0),
- * each round in another order: a speedup is the median of the rounds' own
- * serial / variant. The pageable one has PAGEABLE_ROUNDS at most of its own
- * with the serial run: a run of it takes four serial ones' time, and what it
- * shows (no overlap) is a gap of 4x, not of a few per cent. */
+/* The stage times in round j of the samples, from way `first` on (H2D, KERNEL,
+ * D2H, BESIDE): c' never below the slower copy alone (that would be noise),
+ * and the slower copy where one engine never runs both at once. */
+static stage_ms stages_in_round(const double *ms, int rounds, int first, int j, int engines)
+{
+    const double *at = ms + (size_t)first * rounds + j;
+    double h = at[H2D * rounds], k = at[KERNEL * rounds], d = at[D2H * rounds];
+    double beside = engines >= 2 ? at[BESIDE * rounds] : 0;
+    stage_ms t = {h, k, d, fmax(beside, fmax(h, d)), 0, 0};
+    return t;
+}
+
+/* One attempt, afresh, in rounds, each in another order: the stages alone at
+ * every chunk size a variant uses (h, k, d, and c', an upload and a download
+ * at once), the serial run, and the pipelined variants. A variant's
+ * efficiency in a round is its speedup over that round's serial run against
+ * the ideal speedup of that round's stages at its own chunk size, so the
+ * model shares the measurement's moment (a link or a host memory another
+ * process slows for a while slows both) and its cost per copy (a chunk's
+ * copy takes more than its share of a batch's). The verdict reads the median
+ * over the rounds. The pageable variant has PAGEABLE_ROUNDS at most of its
+ * own with the serial run: a run of it takes four serial ones' time, and
+ * what it shows (no overlap) is a gap of 4x. */
 static int attempt_pipeline(void *ctx, double *spread)
 {
     pipeline *p = (pipeline *)ctx;
-    stats *st = p->stages;
-    int k = 0, reps = p->reps, paged = reps < PAGEABLE_ROUNDS ? reps : PAGEABLE_ROUNDS;
-    way w[N_VARIANTS] = {{0}}, serial = {p, 0, 0, 0}, pageable = {p, PAGEABLE, 0, WARMUP + paged};
-    timed_fn fn[N_VARIANTS];
-    void *of[N_VARIANTS];
-    for (int s = H2D; s <= D2H; s++)
-        st[s] = stage_alone(p, s, 0);
-    st[PAGEABLE_H2D] = stage_alone(p, H2D, 1), st[PAGEABLE_D2H] = stage_alone(p, D2H, 1);
-    st[BESIDE] = p->engines >= 2 ? stage_alone(p, BESIDE, 0) : st[H2D]; /* else never at once */
-    stage_ms t = {st[H2D].median, st[KERNEL].median, st[D2H].median,
-                  fmax(st[BESIDE].median, fmax(st[H2D].median, st[D2H].median)),
-                  st[PAGEABLE_H2D].median, st[PAGEABLE_D2H].median};
-    p->t = t;
+    enum { PER = BESIDE + 1, MAX_WAYS = PER * (MAX_STREAMS + 1) + N_VARIANTS };
+    int rounds = p->reps < ROUNDS_MIN ? ROUNDS_MIN : p->reps;
+    int paged = p->reps < PAGEABLE_ROUNDS ? p->reps : PAGEABLE_ROUNDS;
+    int k = 0, first_of[MAX_STREAMS + 1] = {0}, run_way[N_VARIANTS];
+    stage_of so[MAX_WAYS];
+    issued alone[MAX_WAYS];
+    way w[N_VARIANTS] = {{0}}, pageable = {p, PAGEABLE, 0, WARMUP + paged};
+    timed_fn fn[MAX_WAYS];
+    void *of[MAX_WAYS];
     for (int i = 0; i < PAGEABLE; i++) { /* --quick: 2 streams, then 3 and 4 chunked */
         const shape *sh = &variants[i].sh;
-        way one = {p, i, 0, WARMUP + reps};
-        if (!(p->quick && sh->chunks > 1 && (sh->streams == 2 || sh->streams == 8)))
-            w[k] = one, fn[k] = run_once, of[k] = &w[k], k++;
+        run_way[i] = -1;
+        if (p->quick && sh->chunks > 1 && (sh->streams == 2 || sh->streams == 8))
+            continue;
+        w[i] = (way){p, i, 0, WARMUP + rounds};
+        fn[k] = run_once, of[k] = &w[i], run_way[i] = k++;
+        if (first_of[sh->chunks])
+            continue;
+        first_of[sh->chunks] = k; /* this chunk size's stages: the next PER ways */
+        for (int st = H2D; st <= BESIDE; st++, k++) {
+            so[k] = (stage_of){p, st, 0, sh->chunks};
+            alone[k] = (issued){issue_stage, &so[k], p->stream[0], STAGE_REPEAT, {0, 0}};
+            event_timer_create(&alone[k].timer);
+            fn[k] = time_issued, of[k] = &alone[k];
+        }
     }
-    double *ms = (double *)xmalloc(k * reps * sizeof *ms);
-    measure_rounds(fn, of, k, WARMUP, reps, ms);
+    double *ms = (double *)xmalloc(k * rounds * sizeof *ms);
+    double *eff = (double *)xmalloc(rounds * sizeof *eff);
+    measure_rounds(fn, of, k, WARMUP, rounds, ms);
+    for (int c = 1; c <= MAX_STREAMS; c++) {
+        int f = first_of[c];
+        if (!f)
+            continue;
+        stats at[PER];
+        for (int st = H2D; st <= BESIDE; st++) {
+            at[st] = stats_of(ms + (size_t)(f + st) * rounds, rounds);
+            event_timer_destroy(&alone[f + st].timer);
+        }
+        stage_ms t = {at[H2D].median, at[KERNEL].median, at[D2H].median,
+                      fmax(p->engines >= 2 ? at[BESIDE].median : 0,
+                           fmax(at[H2D].median, at[D2H].median)), 0, 0};
+        p->t[c] = t, p->chunk_h[c] = at[H2D];
+        if (c == 1)
+            memcpy(p->stages, at, sizeof at);
+    }
+    stats *st = p->stages;
+    st[PAGEABLE_H2D] = stage_alone(p, H2D, 1), st[PAGEABLE_D2H] = stage_alone(p, D2H, 1);
+    p->t[1].h_pageable = st[PAGEABLE_H2D].median, p->t[1].d_pageable = st[PAGEABLE_D2H].median;
+    const double *serial_ms = ms + (size_t)run_way[0] * rounds;
+    stats best_eff = {0};
     p->best = 1; /* the double buffer, unless one does better */
-    for (int j = 0, i; j < k; j++) {
-        i = w[j].variant;
-        p->time[i] = stats_of(ms + j * reps, reps);
-        p->speedup[i] = stats_of_ratios(ms, ms + j * reps, reps);
-        p->eff[i] = p->speedup[i].median * engines_ms(t, variants[i].sh.chunks, p->n,
-                                                      p->engines) / (p->n * (t.h + t.k + t.d));
-        if (i > 0 && p->eff[i] > p->eff[p->best])
-            p->best = i;
+    for (int i = 1; i < PAGEABLE; i++) {
+        if (run_way[i] < 0)
+            continue;
+        int c = variants[i].sh.chunks;
+        const double *row = ms + (size_t)run_way[i] * rounds;
+        for (int r = 0; r < rounds; r++) {
+            stage_ms batch = stages_in_round(ms, rounds, first_of[1], r, p->engines);
+            stage_ms item = stages_in_round(ms, rounds, first_of[c], r, p->engines);
+            eff[r] = serial_ms[r] / row[r] * engines_ms(item, p->n * c, p->engines) /
+                     (p->n * (batch.h + batch.k + batch.d));
+        }
+        stats e = stats_of(eff, rounds);
+        p->time[i] = stats_of(row, rounds);
+        p->speedup[i] = stats_of_ratios(serial_ms, row, rounds);
+        p->eff[i] = e.median;
+        if (i == 1 || p->eff[i] > p->eff[p->best])
+            p->best = i, best_eff = e;
     }
+    p->time[0] = stats_of(serial_ms, rounds);
+    free(eff);
     free(ms); /* the serial run was checked in the rounds: not again */
+    way serial = {p, 0, 0, 0};
     paired pp = measure_paired(run_once, &serial, run_once, &pageable, WARMUP, paged);
     p->time[PAGEABLE] = pp.b, p->speedup[PAGEABLE] = pp.ratio;
-    *spread = stats_spread(&p->speedup[p->best]);
+    *spread = stats_spread(&best_eff);
     return verdict_holds(&REACHES_IDEAL, p->eff[p->best]);
 }
 
@@ -332,12 +408,13 @@ static void report_variants(report *r, const pipeline *p)
             report_section(r, variants[i].section);
         if (!p->time[i].n)
             continue;
-        double predicted = predicted_ms(p->t, &variants[i].sh, p->n, p->engines, &model);
+        double predicted = predicted_ms(p, &variants[i].sh, &model);
         report_compare(r, name, "time", model, predicted, &p->time[i], "ms");
         if (i == 0)
             continue; /* the serial run: what the speedups are over */
         report_compare(r, name, "speedup", "serial / predicted",
-                       p->n * (p->t.h + p->t.k + p->t.d) / predicted, &p->speedup[i], "x");
+                       p->n * (p->t[1].h + p->t[1].k + p->t[1].d) / predicted, &p->speedup[i],
+                       "x");
         if (i != PAGEABLE)
             report_value(r, name, "efficiency", p->eff[i] * 100, "%");
     }
