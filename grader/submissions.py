@@ -118,6 +118,10 @@ def work_folder(folder):
 
 def _readable(path):
     """Why `path` cannot be graded, or '' when it can."""
+    try:
+        path.name.encode("utf-8")
+    except UnicodeEncodeError:   # nvcc and the reports need a name they can write
+        return f"{display_name(path.name)}: the file's name is not UTF-8; rename it"
     if path.is_symlink():
         return f"{path.name} is a symbolic link: submit the file itself"
     if not path.is_file():

@@ -92,7 +92,7 @@ seven_in_shards() {
     assert_output "0/10,no_exercise_files,no exercise file (exNN_*.cu) in the folder; it holds homework.zip, main.cu"
 }
 
-@test "a link in place of a file, or a file that cannot be read, is that exercise's row" {
+@test "a link in place of a file, a file that cannot be read or a name that is not UTF-8 is that exercise's row" {
     mkdir -p "$CLASS/eve" "$CLASS/fay"
     ln -s /etc/passwd "$CLASS/eve/ex01_default_stream.cu"
     mkdir "$CLASS/fay/ex01_default_stream.cu"
@@ -101,6 +101,10 @@ seven_in_shards() {
     assert_output "0/10,unreadable,ex01_default_stream.cu is a symbolic link: submit the file itself"
     run row fay ex01
     assert_output "0/10,unreadable,ex01_default_stream.cu is not a file"
+    student hal "ex01_$(printf '\377').cu"
+    grade_class >/dev/null
+    run row hal ex01
+    assert_output "0/10,unreadable,ex01_$(printf '\357\277\275').cu: the file's name is not UTF-8; rename it"
     if [ "$(id -u)" != 0 ]; then # root reads whatever the mode says
         student gil
         chmod 000 "$CLASS/gil/ex01_default_stream.cu"
