@@ -180,7 +180,7 @@ def build_all(config, jobs):
             return {"ok": True, "error": ""}
         try:
             return build(config["tools"], job.exercise, job.source, job.work)
-        except OSError as e:   # read between listing and building, or a full disk
+        except (OSError, ValueError) as e:   # gone since listed, a full disk, a name not UTF-8
             return {"ok": False, "error": f"the grader could not build it: {e}"}
     with concurrent.futures.ThreadPoolExecutor(max_workers=config["jobs"]) as pool:
         return dict(zip((j.work for j in jobs), pool.map(one, jobs)))
@@ -190,7 +190,8 @@ def grade_runs(args, rubric_set, out, people, gpus):
     """Builds, runs and records: ({student: [outcome]}, {(exercise, worker):
     reference outcome}, context)."""
     config = {"fake_harness": args.fake_harness, "time_limit": args.time_limit,
-              "jobs": args.jobs or os.cpu_count() or 1, "tools": None, "sanitizer": None}
+              "jobs": args.jobs or len(os.sched_getaffinity(0)),   # the CPUs Slurm gave, say
+              "tools": None, "sanitizer": None}
     if not args.fake_harness:
         config["tools"] = toolchain()
     if not args.no_memcheck:
@@ -391,7 +392,8 @@ def main(argv=None):
                         help="run the check pass without compute-sanitizer")
     parser.add_argument("--time-limit", type=float, metavar="S",
                         help="seconds per pass, replacing the rubrics' limits")
-    parser.add_argument("--jobs", type=int, metavar="N", help="builds at once (default: CPUs)")
+    parser.add_argument("--jobs", type=int, metavar="N",
+                        help="builds at once (default: the CPUs this process may use)")
     parser.add_argument("--fake-harness", metavar="CMD", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.time_limit is not None and not args.time_limit > 0:

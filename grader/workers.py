@@ -50,7 +50,8 @@ def worker_gpus(wanted=None):
 def share(gpus, items, start, one):
     """Runs start(worker, gpu) on every worker, then one(worker, gpu, item)
     for each item, each on the first worker free; a worker does one thing at a
-    time. Returns when every item is done; re-raises the first error."""
+    time. Returns when every item is done; re-raises the first error, once
+    the other workers have finished the item in hand and taken no other."""
     todo = queue.SimpleQueue()
     for item in items:
         todo.put(item)
@@ -66,5 +67,10 @@ def share(gpus, items, start, one):
 
     with concurrent.futures.ThreadPoolExecutor(max_workers=len(gpus)) as pool:
         running = [pool.submit(worker, k, gpu) for k, gpu in enumerate(gpus)]
-        for done in running:
-            done.result()
+        try:
+            for done in running:
+                done.result()
+        except BaseException:   # an error, or Ctrl-C: the workers finish the student in hand
+            while not todo.empty():
+                todo.get_nowait()
+            raise
