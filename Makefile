@@ -193,28 +193,40 @@ plots: ## draw the figures of the newest results (RESULTS=dir for another)
 # ---- grading ----
 # make grade grades exercises/ (the student's working copy); SUBMISSION=dir
 # grades a folder of one student's exNN_*.cu files. make grade-all
-# SUBMISSIONS=dir grades every sub-folder (one per student) into one CSV.
+# SUBMISSIONS=dir grades every sub-folder (one per student) into one CSV, on
+# every visible GPU at once (GPUS=N for fewer); SHARD=i/N grades the i-th of
+# N slices of the class, and make grade-merge SHARDS="out1 out2 ..." joins
+# the slices' outputs (grader/slurm/ runs them as a Slurm job array).
 # FORMAT=gradescope adds Gradescope's results.json. GRADE_OUT=dir: where the
 # reports go (default build/grade/<student>, or build/grade/all); not OUT,
 # which CI systems and GPU runners set in the environment, where make would
 # take it. ONLY=ex04,ex06 grades some exercises, MEMCHECK=no skips
 # compute-sanitizer, TIME_LIMIT=S replaces the rubrics' time limits.
+# Folder names reach grade.py through the environment, never through the
+# shell's quoting, so that a student called o'brien is graded like any other.
 # exercises/README.md is the instructor's guide; grader/rubrics/ the points.
-.PHONY: grade grade-all grade-flags
+.PHONY: grade grade-all grade-merge grade-flags
 SUBMISSION  ?= exercises
 SUBMISSIONS ?=
+SHARDS      ?=
 FORMAT      ?= text
 GRADE_OUT   ?=
-GRADE_ARGS   = --format '$(FORMAT)' $(if $(GRADE_OUT),--out '$(GRADE_OUT)') \
+export SUBMISSION SUBMISSIONS SHARDS GRADE_OUT
+GRADE_ARGS   = --format '$(FORMAT)' $(if $(GRADE_OUT),--out "$$GRADE_OUT") \
                $(if $(ONLY),--only '$(ONLY)') $(if $(filter no,$(MEMCHECK)),--no-memcheck) \
                $(if $(TIME_LIMIT),--time-limit '$(TIME_LIMIT)')
 
 grade: $(LIB) ## grade exercises/, or SUBMISSION=dir (FORMAT=gradescope for Gradescope)
-	@python3 grader/grade.py --submission '$(SUBMISSION)' $(GRADE_ARGS)
+	@python3 grader/grade.py --submission "$$SUBMISSION" $(GRADE_ARGS)
 
-grade-all: $(LIB) ## grade every student's folder in SUBMISSIONS=dir into one CSV
-	@test -n '$(SUBMISSIONS)' || { echo "make grade-all: give SUBMISSIONS=dir, a folder with one sub-folder per student" >&2; exit 2; }
-	@python3 grader/grade.py --submissions '$(SUBMISSIONS)' $(GRADE_ARGS)
+grade-all: $(LIB) ## grade every student's folder in SUBMISSIONS=dir into one CSV (SHARD=i/N, GPUS=N)
+	@test -n "$$SUBMISSIONS" || { echo "make grade-all: give SUBMISSIONS=dir, a folder with one sub-folder per student" >&2; exit 2; }
+	@python3 grader/grade.py --submissions "$$SUBMISSIONS" $(GRADE_ARGS) \
+	  $(if $(SHARD),--shard '$(SHARD)') $(if $(GPUS),--gpus '$(GPUS)')
+
+grade-merge: ## join the outputs of grade-all's shards, SHARDS="dir1 dir2 ...", into GRADE_OUT=dir
+	@test -n "$$SHARDS" -a -n "$$GRADE_OUT" || { echo "make grade-merge: give SHARDS=\"dir1 dir2 ...\" (grade-all's outputs, one per SHARD=i/N) and GRADE_OUT=dir" >&2; exit 2; }
+	@python3 grader/grade.py --merge $$SHARDS $(GRADE_ARGS)
 
 # What grade.py builds a harness with: the compiler, flags and library every program uses.
 grade-flags: $(LIB)
@@ -283,4 +295,5 @@ help: ## list the targets
 	@echo "  timelines (--trace, --timeline): $(if $(CUPTI_CFLAGS),CUPTI found in $(CUPTI_LIBDIR),no CUPTI found: unavailable)"
 	@echo "  variables: ARCH=sm_XY (GPU code; now: $(or $(ARCH),$(if $(DETECTED),sm_$(DETECTED) (detected),portable default))), NVCC=path"
 	@echo "             RUNS=N (results), RESULTS=dir and PYTHON=path (plots), SUBMISSION(S)=dir and FORMAT=gradescope (grade)"
+	@echo "             SHARD=i/N, GPUS=N (grade-all), SHARDS=\"dir1 dir2\" (grade-merge), GRADE_OUT=dir"
 	@echo "             RUNS=N, MODES=\"quick default\", LOAD=none|gpu|host|both, STRESS_PROGRAMS=, STRICT=1 (stress)"

@@ -2,23 +2,30 @@
 """Grades the streamlab exercises by measuring what the student's code does.
 
     grade.py --submission DIR     one student's exNN_*.cu files (make grade)
-    grade.py --submissions DIR    every sub-folder of DIR, one per student (make grade-all)
+    grade.py --submissions DIR    every sub-folder of DIR, one per student (make grade-all);
+                                  --shard I/N grades the I-th of N slices of them
     grade.py --rescore OUT        score the runs recorded in OUT again, with the
                                   rubrics as they are now: no GPU needed
+    grade.py --merge OUT... --out DIR   join the outputs of a class's shards into one
 
 For each exercise it builds grader/harness/exNN.cu with the student's file
 included, runs it with a time limit (the measure pass), then again at small
 sizes (the check pass, under compute-sanitizer memcheck where installed), and
 scores the JSON line each pass printed against grader/rubrics/exNN.ini. The
-reference solution (solutions/) runs the same harness in the same run, for
-criteria held relative to it. What the student's program prints is never read.
+reference solution (solutions/) runs the same harness in the same run, on
+each GPU the run uses, for criteria held relative to it. What the student's
+program prints is never read. grade-all grades on every visible GPU at once
+(workers.py), one student at a time per GPU; a student folder that cannot be
+graded as it is becomes that student's rows with the reason (submissions.py).
 
 Writes into OUT (build/grade/<student>, or build/grade/all): report.txt (the
-table it prints), grades.csv, junit.xml, and with --format gradescope
-Gradescope's results.json per student; outcomes/exNN.json records each run.
-Exit codes: 0 graded (whatever the scores), 2 usage or rubric error,
-3 cannot run here (no nvcc, or no GPU: every harness said so).
-exercises/README.md is the instructor's guide.
+table it prints), grades.csv, grades-import.csv (a total per student, for a
+gradebook), junit.xml, and with --format gradescope Gradescope's
+results.json per student; outcomes/exNN.json records each run, and run.json
+a grade-all run (its shard, its students, submissions per minute).
+Exit codes: 0 graded (whatever the scores), 2 usage or rubric error, or
+shards that cannot be joined, 3 cannot run here (no nvcc, or no GPU: every
+harness said so). exercises/README.md is the instructor's guide.
 """
 
 import argparse
@@ -27,12 +34,18 @@ import json
 import os
 import subprocess
 import sys
+import threading
 import time
+import traceback
 from pathlib import Path
+from typing import NamedTuple, Optional
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import reports  # noqa: E402
 import rubric as rubrics  # noqa: E402
+import shards  # noqa: E402
+import submissions  # noqa: E402
+import workers  # noqa: E402
 from runner import build, find_sanitizer, last_line, run_pass  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -41,12 +54,29 @@ RUBRIC_DIR = ROOT / "grader" / "rubrics"
 REFERENCE = "_reference"   # the reference solution's folder under OUT
 
 
+def say(line):
+    """A progress line on stderr, whole: workers print at once."""
+    sys.stderr.write(line + "\n")
+    sys.stderr.flush()
+
+
 class Stop(Exception):
     """Ends the run with a message and an exit code."""
 
     def __init__(self, message, code):
         super().__init__(message)
         self.code = code
+
+
+class Job(NamedTuple):
+    """One exercise of one student (or of the reference solution on one worker)."""
+    student: str
+    exercise: str
+    source: Optional[Path]   # the file to build, None when missing or unusable
+    shown: Optional[str]     # its name as the outcome records it (submission/ex01_x.cu)
+    problem: Optional[dict]  # why the folder cannot be graded: {"status", "reason"}
+    home: Path               # where its outcome is recorded (HOME/outcomes/exNN.json)
+    work: Path               # where it is built and run: no student text in this path
 
 
 # ---- what to grade --------------------------------------------------------------------
@@ -70,34 +100,40 @@ def exercises(only, rubric_dir):
         raise Stop(f"grade: rubric error: {e}", 2) from None
 
 
-def sources(folder, names):
-    """{exercise: the student's exNN_*.cu in folder, or None}."""
-    found = {}
-    for ex in names:
-        files = sorted(folder.glob(f"{ex}_*.cu"))
-        if len(files) > 1:
-            raise Stop(f"grade: {folder} holds {len(files)} files for {ex} "
-                       f"({', '.join(f.name for f in files)}): keep one", 2)
-        found[ex] = files[0] if files else None
-    return found
-
-
 def students(args):
-    """[(name, folder)] to grade."""
+    """([(name, folder)] to grade, every student's name in the class or None)."""
     if args.submission is not None:
         folder = Path(args.submission)
         if not args.submission or not folder.is_dir():
             raise Stop(f"grade: SUBMISSION={args.submission}: no such folder", 2)
-        return [(folder.resolve().name, folder)]
+        return [(submissions.display_name(folder.resolve().name), folder)], None
     root = Path(args.submissions)
     if not args.submissions or not root.is_dir():
         raise Stop(f"grade: SUBMISSIONS={args.submissions}: no such folder", 2)
-    found = [(d.name, d) for d in sorted(root.iterdir())
-             if d.is_dir() and not d.name.startswith((".", "_"))]
+    try:
+        found, skipped = submissions.class_folders(root)
+    except submissions.FolderError as e:
+        raise Stop(f"grade: {e}", 2) from None
     if not found:
         raise Stop(f"grade: SUBMISSIONS={args.submissions} holds no student folders "
                    "(one sub-folder per student)", 2)
-    return found
+    if skipped:
+        say(f"grade: not graded, not a folder: {submissions.display_name(', '.join(skipped))}")
+    people = [(submissions.display_name(name), folder) for name, folder in found]
+    everyone = [name for name, _ in people]
+    if args.shard:
+        people = submissions.shard(people, *args.shard)
+    return people, everyone
+
+
+def student_jobs(name, folder, home, rubric_set):
+    """The jobs of one student's folder, one per exercise, problems included."""
+    jobs = []
+    for ex, (source, problem) in submissions.sources(folder, rubric_set).items():
+        shown = str(source.relative_to(folder)) if source else None
+        jobs.append(Job(name, ex, source, shown and submissions.display_name(shown), problem,
+                        home, home / "work" / ex))
+    return jobs
 
 
 # ---- the compiler ----------------------------------------------------------------------
@@ -116,84 +152,110 @@ def toolchain():
 
 # ---- grading -------------------------------------------------------------------------------
 
-def grade_exercise(config, rubric, student, source, work, built, check=True):
+def grade_exercise(config, rubric, job, built, check=True):
     """What happened to one exercise, recorded as outcomes/exNN.json: the
-    student, the source's name, the build, and each pass."""
-    ex = rubric["exercise"]
-    outcome = {"student": student, "exercise": ex, "source": source.name if source else None,
-               "build": built, "measure": None, "check": None}
-    if not source or not built["ok"]:
+    student, the source's name, what was wrong with the folder, the build, each
+    pass, and the worker and GPU that ran it."""
+    outcome = {"student": job.student, "exercise": job.exercise, "source": job.shown,
+               "problem": job.problem, "build": built, "measure": None, "check": None,
+               "worker": config["worker"], "gpu": config["gpu"]}
+    if not job.source or not built or not built["ok"]:
         return outcome
     limit = config["time_limit"] or rubric["time_limit_s"]
-    outcome["measure"] = run_pass(config, ex, work, "measure", limit)
+    outcome["measure"] = run_pass(config, job.exercise, job.work, "measure", limit)
     if check and outcome["measure"]["status"] == "ok":
         if config["sanitizer"] and not config["time_limit"]:
             limit = rubric["memcheck_time_limit_s"]
-        outcome["check"] = run_pass(config, ex, work, "check", limit)
+        outcome["check"] = run_pass(config, job.exercise, job.work, "check", limit)
     return outcome
 
 
 def build_all(config, jobs):
-    """Builds every (student, exercise) harness at once, in parallel: {job: build}."""
+    """Builds every job's harness at once, in parallel: {its work folder: build or None}."""
     def one(job):
-        _, _, source, work = job
-        if not source:
+        if not job.source:
             return None
         if config["fake_harness"]:
-            work.mkdir(parents=True, exist_ok=True)
+            job.work.mkdir(parents=True, exist_ok=True)
             return {"ok": True, "error": ""}
-        return build(config["tools"], job[1], source, work)
+        try:
+            return build(config["tools"], job.exercise, job.source, job.work)
+        except (OSError, ValueError) as e:   # gone since listed, a full disk, a name not UTF-8
+            return {"ok": False, "error": f"the grader could not build it: {e}"}
     with concurrent.futures.ThreadPoolExecutor(max_workers=config["jobs"]) as pool:
-        return dict(zip(jobs, pool.map(one, jobs)))
+        return dict(zip((j.work for j in jobs), pool.map(one, jobs)))
 
 
-def grade_runs(args, rubric_set, out):
-    """Builds, runs and records: ({student: [outcome]}, {exercise: reference outcome})."""
+def grade_runs(args, rubric_set, out, people, gpus):
+    """Builds, runs and records: ({student: [outcome]}, {(exercise, worker):
+    reference outcome}, context)."""
     config = {"fake_harness": args.fake_harness, "time_limit": args.time_limit,
-              "jobs": args.jobs or os.cpu_count() or 1, "tools": None, "sanitizer": None}
+              "jobs": args.jobs or len(os.sched_getaffinity(0)),   # the CPUs Slurm gave, say
+              "tools": None, "sanitizer": None}
     if not args.fake_harness:
         config["tools"] = toolchain()
     if not args.no_memcheck:
         config["sanitizer"] = find_sanitizer(config["tools"])
     config["memcheck_note"] = ("memcheck off" if args.no_memcheck
                                else "" if config["sanitizer"] else "memcheck not available")
-    people = students(args)
     single = args.submission is not None
     solutions = None if args.no_reference else Path(args.solutions or ROOT / "solutions")
 
-    jobs = []   # (student, exercise, source, work folder)
-    for name, folder in people:
-        home = out if single else out / name
-        for ex, source in sources(folder, rubric_set).items():
-            jobs.append((name, ex, source, home / "work" / ex))
+    mine = {name: student_jobs(name, folder, out if single else
+                               out / submissions.folder_key(name), rubric_set)
+            for name, folder in people}
+    ours = []   # the reference solution's jobs, one set per worker: each measures on its own GPU
     if solutions and solutions.is_dir():
-        for ex, source in sources(solutions, rubric_set).items():
-            jobs.append((REFERENCE, ex, source, out / REFERENCE / "work" / ex))
-    count = sum(1 for j in jobs if j[2])
+        for k in range(len(gpus)):
+            home = out / REFERENCE / (f"w{k}" if len(gpus) > 1 else "")
+            ours.append(student_jobs(REFERENCE, solutions, home, rubric_set))
+    jobs = [j for group in list(mine.values()) + ours for j in group]
+    count = sum(1 for j in jobs if j.source)
     print(f"grade: building {count} harness{'' if count == 1 else 'es'}", file=sys.stderr)
+    start = time.monotonic()
     built = build_all(config, jobs)
+    config["build_seconds"] = time.monotonic() - start
 
-    graded, reference = {}, {}
-    for job in jobs:   # the reference first: its numbers are the ones criteria compare to
-        name, ex, source, work = job
-        if name != REFERENCE:
-            continue
-        print(f"grade: the reference solution, {ex}", file=sys.stderr)
-        reference[ex] = grade_exercise(config, rubric_set[ex], name, source, work,
-                                       built[job], check=False)
-        _record(out / REFERENCE, reference[ex])
-    for job in jobs:
-        name, ex, source, work = job
-        if name == REFERENCE:
-            continue
-        print(f"grade: {name}, {ex}", file=sys.stderr)
-        start = time.monotonic()
-        outcome = grade_exercise(config, rubric_set[ex], name, source, work, built[job])
-        outcome["seconds"] = round(time.monotonic() - start, 2)
-        graded.setdefault(name, []).append(outcome)
-        _record(out if single else out / name, outcome)
+    graded, reference, lock = {}, {}, threading.Lock()
+
+    def on(k, gpu):
+        said = f"[gpu {gpu}] " if len(gpus) > 1 else ""
+        env = {"CUDA_VISIBLE_DEVICES": gpu} if gpu is not None else {}
+        return dict(config, worker=k, gpu=gpu, env=env), said
+
+    def measure_reference(k, gpu):   # first on every worker: criteria compare to its numbers
+        cfg, said = on(k, gpu)
+        for job in ours[k] if ours else []:
+            say(f"grade: {said}the reference solution, {job.exercise}")
+            outcome = grade_exercise(cfg, rubric_set[job.exercise], job, built[job.work],
+                                     check=False)
+            with lock:
+                reference[(job.exercise, k)] = outcome
+            _record(job.home, outcome)
+
+    def grade_student(k, gpu, name):
+        cfg, said = on(k, gpu)
+        done = []
+        for job in mine[name]:
+            say(f"grade: {said}{name}, {job.exercise}")
+            begun = time.monotonic()
+            try:
+                outcome = grade_exercise(cfg, rubric_set[job.exercise], job, built[job.work])
+            except Exception as e:   # noqa: BLE001: one student's folder never stops the class
+                traceback.print_exc()
+                outcome = grade_exercise(cfg, rubric_set[job.exercise], job._replace(
+                    source=None, problem={"status": "error", "reason":
+                                          f"the grader failed on this exercise: {e}"}), None)
+            outcome["seconds"] = round(time.monotonic() - begun, 2)
+            done.append(outcome)
+            _record(job.home, outcome)
+        with lock:
+            graded[name] = done
+
+    workers.share(gpus, [name for name, _ in people], measure_reference, grade_student)
     context = {"memcheck": config["sanitizer"] or config["memcheck_note"],
-               "solutions": str(solutions) if reference else None}
+               "solutions": str(solutions) if reference else None,
+               "build_seconds": config["build_seconds"]}
     return graded, reference, context
 
 
@@ -206,30 +268,98 @@ def _record(home, outcome):
 
 
 def load_recorded(folder, rubric_set):
-    """Outcomes recorded by an earlier run in `folder`, for --rescore."""
+    """Outcomes recorded by an earlier run in `folder`, for --rescore and --merge."""
     graded, reference = {}, {}
-    for path in sorted(folder.glob("outcomes/*.json")) + sorted(folder.glob("*/outcomes/*.json")):
+    paths = [p for pattern in ("outcomes/*.json", "*/outcomes/*.json",
+                               f"{REFERENCE}/*/outcomes/*.json")
+             for p in sorted(folder.glob(pattern))]
+    for path in paths:
         try:
             outcome = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError) as e:
             raise Stop(f"grade: {path}: not a recorded outcome ({e})", 2) from None
         if outcome.get("exercise") not in rubric_set:
             continue
-        if path.parent.parent.name == REFERENCE:
-            reference[outcome["exercise"]] = outcome
+        if path.relative_to(folder).parts[0] == REFERENCE:
+            reference[(outcome["exercise"], outcome.get("worker"))] = outcome
         else:
             graded.setdefault(outcome["student"], []).append(outcome)
     if not graded:
-        raise Stop(f"grade: --rescore {folder}: no recorded outcomes (outcomes/exNN.json) "
-                   "there", 2)
+        raise Stop(f"grade: {folder}: no recorded outcomes (outcomes/exNN.json) there", 2)
     return graded, reference, {"memcheck": "as recorded",
                                "solutions": "as recorded" if reference else None}
 
 
-def reference_metrics(outcome):
-    if outcome and (outcome.get("measure") or {}).get("status") == "ok":
-        return outcome["measure"]["metrics"]
+def reference_metrics(reference, outcome):
+    """The measure-pass metrics of the reference solution on the GPU that
+    graded this outcome, or None."""
+    ex = outcome["exercise"]
+    ref = reference.get((ex, outcome.get("worker"))) or reference.get((ex, None))
+    if ref and (ref.get("measure") or {}).get("status") == "ok":
+        return ref["measure"]["metrics"]
     return None
+
+
+# ---- scoring and reports -----------------------------------------------------------------
+
+def score_all(graded, reference, rubric_set, where=""):
+    """(results, notes): each student's scored exercises, and a note for each
+    reference solution short of full marks (its GPU was probably busy)."""
+    results, notes = [], []
+    for (ex, worker), outcome in sorted(reference.items(), key=lambda i: (i[0][0], str(i[0][1]))):
+        ref = rubrics.score(rubric_set[ex], outcome, reference_metrics(reference, outcome))
+        if ref["points"] < ref["max_points"] and ref["status"] != "cannot_run":
+            gpu = f" on GPU {outcome['gpu']}" if outcome.get("gpu") is not None else ""
+            notes.append(f"note: the reference solution scored {rubrics.fmt(ref['points'])}/"
+                         f"{rubrics.fmt(ref['max_points'])} on {ex}{gpu}{where} in this run "
+                         f"({ref['reason']}): is the GPU busy? Its scores may not be fair.")
+    for name in sorted(graded):
+        outcomes = {o["exercise"]: o for o in graded[name]}
+        scored = [rubrics.score(rubric_set[ex], outcomes[ex],
+                                reference_metrics(reference, outcomes[ex]))
+                  for ex in rubric_set if ex in outcomes]
+        results.append({"student": name, "exercises": scored,
+                        "seconds": sum(o.get("seconds", 0) for o in outcomes.values())})
+    return results, notes
+
+
+def heading(graded, context):
+    devices = {str((o.get("measure") or {}).get("metrics", {}).get("device"))
+               for g in graded.values() for o in g
+               if ((o.get("measure") or {}).get("metrics") or {}).get("device")}
+    return (f"streamlab grading on {', '.join(sorted(devices)) or 'no GPU'}; memcheck: "
+            f"{context['memcheck']}; reference: "
+            f"{context['solutions'] or 'none (the rubrics model thresholds apply)'}")
+
+
+def write_reports(out, results, title, notes, gradescope, single):
+    """The table on stdout and in report.txt, grades.csv, grades-import.csv,
+    junit.xml and, for Gradescope, each student's results.json: the files written."""
+    text = reports.table(results, title) + "\n".join(notes)
+    print(text)
+    (out / "report.txt").write_text(text + "\n", encoding="utf-8")
+    reports.write_csv(out / "grades.csv", results)
+    reports.write_import_csv(out / "grades-import.csv", results)
+    reports.write_junit(out / "junit.xml", results)
+    written = [out / "report.txt", out / "grades.csv", out / "grades-import.csv",
+               out / "junit.xml"]
+    if gradescope:
+        for s in results:
+            home = out if single else out / submissions.folder_key(s["student"])
+            home.mkdir(parents=True, exist_ok=True)
+            with open(home / "results.json", "w", encoding="utf-8") as f:
+                json.dump(reports.gradescope(s), f, indent=1)
+            written.append(home / "results.json")
+    return written
+
+
+# ---- the command -------------------------------------------------------------------------
+
+def _shard(text):
+    try:
+        return submissions.parse_shard(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
 
 
 def main(argv=None):
@@ -240,11 +370,17 @@ def main(argv=None):
     what.add_argument("--submission", metavar="DIR", help="one student's exNN_*.cu files")
     what.add_argument("--submissions", metavar="DIR", help="one sub-folder per student")
     what.add_argument("--rescore", metavar="OUT", help="score the runs recorded in OUT again")
+    what.add_argument("--merge", metavar="OUT", nargs="+",
+                      help="join the output folders of a class's shards (needs --out)")
     parser.add_argument("--format", choices=("text", "gradescope"), default="text",
                         help="gradescope also writes results.json per student")
     parser.add_argument("--out", metavar="DIR", help="where the reports go (default "
                         "build/grade/<student>, build/grade/all, or OUT with --rescore)")
     parser.add_argument("--only", metavar="LIST", help="exercises to grade, e.g. ex04,ex06")
+    parser.add_argument("--shard", metavar="I/N", type=_shard,
+                        help="with --submissions: grade the I-th of N slices of the class")
+    parser.add_argument("--gpus", type=int, metavar="N", help="workers, one per GPU "
+                        "(default: every GPU visible, or 1 without one)")
     parser.add_argument("--rubrics", metavar="DIR", default=str(RUBRIC_DIR),
                         help="the rubrics (default grader/rubrics)")
     parser.add_argument("--solutions", metavar="DIR", help="the reference solutions "
@@ -256,13 +392,20 @@ def main(argv=None):
                         help="run the check pass without compute-sanitizer")
     parser.add_argument("--time-limit", type=float, metavar="S",
                         help="seconds per pass, replacing the rubrics' limits")
-    parser.add_argument("--jobs", type=int, metavar="N", help="builds at once (default: CPUs)")
+    parser.add_argument("--jobs", type=int, metavar="N",
+                        help="builds at once (default: the CPUs this process may use)")
     parser.add_argument("--fake-harness", metavar="CMD", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.time_limit is not None and not args.time_limit > 0:
         parser.error("--time-limit must be a positive number of seconds")
+    if args.shard and not args.submissions:
+        parser.error("--shard goes with --submissions (a class folder)")
+    if args.gpus is not None and args.gpus < 1:
+        parser.error("--gpus must be 1 or more")
+    if args.merge and not args.out:
+        parser.error("--merge needs --out DIR, where the joined reports go")
     try:
-        return grade(args)
+        return merge(args) if args.merge else grade(args)
     except Stop as e:
         print(e, file=sys.stderr)
         return e.code
@@ -271,53 +414,41 @@ def main(argv=None):
 def grade(args):
     start = time.monotonic()
     rubric_set = exercises(args.only, args.rubrics)
+    record = None
     if args.rescore:
         out = Path(args.out or args.rescore)
         graded, reference, context = load_recorded(Path(args.rescore), rubric_set)
     else:
-        default = (Path(args.submission).resolve().name if args.submission else "all")
+        people, everyone = students(args)
+        default = submissions.folder_key(people[0][0]) if args.submission else "all"
         out = Path(args.out or ROOT / "build" / "grade" / default)
+        bad = submissions.unsafe_path(out.resolve())
+        if bad:
+            raise Stop(f"grade: the output folder {out} holds {bad}, which nvcc or "
+                       "compute-sanitizer would misread in the paths it builds in: "
+                       "choose another --out (GRADE_OUT)", 2)
+        try:   # no more workers than students: each measures the reference first
+            gpus = workers.worker_gpus(args.gpus)[:max(1, len(people))]
+        except ValueError as e:
+            raise Stop(f"grade: {e}", 2) from None
         out.mkdir(parents=True, exist_ok=True)
-        graded, reference, context = grade_runs(args, rubric_set, out)
+        graded, reference, context = grade_runs(args, rubric_set, out, people, gpus)
+        if everyone is not None:
+            record = dict(everyone=everyone, students=[name for name, _ in people],
+                          shard=args.shard or (1, 1), gpus=gpus,
+                          build_seconds=context["build_seconds"])
     out.mkdir(parents=True, exist_ok=True)
 
-    results, notes = [], []
-    for ex, outcome in sorted(reference.items()):
-        ref = rubrics.score(rubric_set[ex], outcome, reference_metrics(outcome))
-        if ref["points"] < ref["max_points"] and ref["status"] != "cannot_run":
-            notes.append(f"note: the reference solution scored {rubrics.fmt(ref['points'])}/"
-                         f"{rubrics.fmt(ref['max_points'])} on {ex} in this run ({ref['reason']}):"
-                         " is the GPU busy? Its scores may not be fair.")
-    for name in sorted(graded):
-        outcomes = {o["exercise"]: o for o in graded[name]}
-        scored = [rubrics.score(rubric_set[ex], outcomes[ex],
-                                reference_metrics(reference.get(ex)))
-                  for ex in rubric_set if ex in outcomes]
-        results.append({"student": name, "exercises": scored,
-                        "seconds": sum(o.get("seconds", 0) for o in outcomes.values())})
-
-    devices = {str((o.get("measure") or {}).get("metrics", {}).get("device"))
-               for g in graded.values() for o in g
-               if ((o.get("measure") or {}).get("metrics") or {}).get("device")}
-    heading = (f"streamlab grading on {', '.join(sorted(devices)) or 'no GPU'}; memcheck: "
-               f"{context['memcheck']}; reference: "
-               f"{context['solutions'] or 'none (the rubrics model thresholds apply)'}")
-    text = reports.table(results, heading) + "\n".join(notes)
-    print(text)
-    (out / "report.txt").write_text(text + "\n", encoding="utf-8")
-    reports.write_csv(out / "grades.csv", results)
-    reports.write_junit(out / "junit.xml", results)
-    written = [out / "report.txt", out / "grades.csv", out / "junit.xml"]
-    if args.format == "gradescope":
-        for s in results:
-            home = out if len(results) == 1 and not args.submissions else out / s["student"]
-            home.mkdir(parents=True, exist_ok=True)
-            with open(home / "results.json", "w", encoding="utf-8") as f:
-                json.dump(reports.gradescope(s), f, indent=1)
-            written.append(home / "results.json")
+    results, notes = score_all(graded, reference, rubric_set)
+    written = write_reports(out, results, heading(graded, context), notes,
+                            args.format == "gradescope",
+                            len(results) == 1 and not args.submissions)
     print(f"grade: wrote {', '.join(str(p) for p in written[:4])}"
           f"{' and more' if len(written) > 4 else ''} in {time.monotonic() - start:.0f} s",
           file=sys.stderr)
+    if record:
+        print(shards.throughput(shards.write_run(
+            out, seconds=time.monotonic() - start, **record)), file=sys.stderr)
 
     statuses = [e["status"] for s in results for e in s["exercises"]
                 if e["status"] not in ("missing", "build_error")]
@@ -325,6 +456,42 @@ def grade(args):
         reason = next(e["reason"] for s in results for e in s["exercises"]
                       if e["status"] == "cannot_run")
         raise Stop(f"grade: {reason} (the harnesses built; grade on a machine with a GPU)", 3)
+    return 0
+
+
+def merge(args):
+    """--merge: one class's shards, checked and joined into one set of reports."""
+    rubric_set = exercises(args.only, args.rubrics)
+    try:
+        parts = shards.check(args.merge)
+    except shards.ShardError as e:
+        raise Stop(f"grade: --merge: {e}", 2) from None
+    results, notes, everything = [], [], {}
+    for folder, record in parts:
+        if not record["students"]:   # more shards than students
+            continue
+        graded, reference, _ = load_recorded(folder, rubric_set)
+        graded = {n: o for n, o in graded.items() if n in record["students"]}
+        lost = [n for n in record["students"] if n not in graded]
+        if lost:
+            raise Stop(f"grade: --merge: {folder} has no recorded outcomes for "
+                       f"{', '.join(lost[:5])}", 2)
+        shard = record["shard"]
+        scored, said = score_all(graded, reference, rubric_set,
+                                 f" (shard {shard['index']}/{shard['count']})")
+        results += scored
+        notes += said
+        everything.update(graded)
+        print(shards.throughput(record).replace("grade: ", f"grade: shard {shard['index']}/"
+                                                f"{shard['count']}: ", 1), file=sys.stderr)
+    results.sort(key=lambda s: s["student"])
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    context = {"memcheck": "as recorded", "solutions": "as recorded in each shard"}
+    written = write_reports(out, results, heading(everything, context), notes,
+                            args.format == "gradescope", False)
+    print(f"grade: joined {len(parts)} shards, {len(results)} students: wrote "
+          f"{', '.join(str(p) for p in written[:4])}", file=sys.stderr)
     return 0
 
 

@@ -1,5 +1,6 @@
-"""The grader's outputs: a table for people, a CSV for the gradebook, JUnit
-XML for an LMS or CI, and Gradescope's results.json. Each takes the graded
+"""The grader's outputs: a table for people, a CSV for the gradebook (and
+one of totals to import), JUnit XML for an LMS or CI, and Gradescope's
+results.json. Each takes the graded
 students: dicts with "student", "seconds" and "exercises", a list of what
 rubric.score() returned. Standard library only.
 """
@@ -12,6 +13,7 @@ import xml.etree.ElementTree as ET
 from rubric import fmt
 
 CSV_FIELDS = ["student", "exercise", "points", "max_points", "status", "reason"]
+IMPORT_FIELDS = ["student", "total", "max"]
 
 
 def totals(student):
@@ -50,6 +52,16 @@ def write_csv(path, students):
             for e in s["exercises"]:
                 out.writerow([s["student"], e["exercise"], fmt(e["points"]),
                               fmt(e["max_points"]), e["status"], e["reason"]])
+
+
+def write_import_csv(path, students):
+    """One row per student, student,total,max: the total a gradebook imports
+    (exercises/README.md, "Gradebooks", says how for Canvas, Moodle and Gradescope)."""
+    with open(path, "w", newline="", encoding="utf-8") as f:
+        out = csv.writer(f, lineterminator="\n")
+        out.writerow(IMPORT_FIELDS)
+        for s in students:
+            out.writerow([s["student"], *map(fmt, totals(s))])
 
 
 def write_junit(path, students):

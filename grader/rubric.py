@@ -159,6 +159,8 @@ def memcheck_note(outcome):
 
 def _stopped(outcome):
     """(status, reason) when the exercise never got as far as measuring, else None."""
+    if outcome.get("problem"):   # the student's folder: two files, nothing readable, ...
+        return outcome["problem"]["status"], outcome["problem"]["reason"]
     if not outcome.get("source"):
         return "missing", f"no {outcome['exercise']}_*.cu in the submission"
     build = outcome.get("build") or {}

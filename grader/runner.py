@@ -145,7 +145,8 @@ def run_pass(config, exercise, work, pass_name, limit):
     """One pass of a built harness: {"status", "detail", "seconds", "metrics"} and,
     for the check pass, "memcheck"."""
     nonce = secrets.token_hex(16)
-    env = dict(os.environ, GRADER_NONCE=nonce, GRADER_PASS=pass_name, GRADER_EXERCISE=exercise)
+    env = dict(os.environ, **config.get("env", {}), GRADER_NONCE=nonce, GRADER_PASS=pass_name,
+               GRADER_EXERCISE=exercise)   # env: the worker's CUDA_VISIBLE_DEVICES
     sanitizer = config["sanitizer"] if pass_name == "check" else None
     if config["fake_harness"]:
         cmd = ["sh", "-c", config["fake_harness"]]

@@ -6,28 +6,17 @@
 # compute-sanitizer, in tests/fixtures/grading/).
 
 load test_helper
+load grade_helper
 
 RECORDED="$ROOT/tests/fixtures/grading"
-grade() { python3 "$ROOT/grader/grade.py" "$@"; }
 
 # rescore [ARGS...]: scores the recorded runs into $BATS_TEST_TMPDIR/out.
 rescore() { grade --rescore "$RECORDED" --out "$BATS_TEST_TMPDIR/out" "$@"; }
-
-# row STUDENT EXERCISE: that row of grades.csv as points/max,status,reason.
-row() {
-    python3 - "$BATS_TEST_TMPDIR/out/grades.csv" "$1" "$2" <<'PY'
-import csv, sys
-for r in csv.DictReader(open(sys.argv[1])):
-    if (r["student"], r["exercise"]) == (sys.argv[2], sys.argv[3]):
-        print(f"{r['points']}/{r['max_points']},{r['status']},{r['reason']}")
-PY
-}
 
 # fake ARGS...: grades exercises/ with a stand-in harness (--fake-harness CMD).
 fake() {
     grade --submission exercises --no-reference --out "$BATS_TEST_TMPDIR/out" "$@"
 }
-METRICS_EX01='"launches_wrong": 0, "speedup_vs_blocking": 1.95'
 
 @test "recorded runs score as the rubrics say: the solutions 60, the skeletons 12, partial work 44, broken work 0" {
     run rescore
@@ -253,9 +242,10 @@ tests/fixtures/grading/fake-harness.sh "\"mismatches\": 0"' >/dev/null
     assert_output "0/10,failed,check pass: compute-sanitizer memcheck found 256 errors: Invalid __global__ write of size 4 bytes (then: stopped with exit 1: CUDA error at x.cu:9: unspecified launch failure)"
 }
 
-@test "grade-all grades each student's folder into one CSV, and bad folders are usage errors" {
+@test "grade-all grades each student's folder into one CSV, and a class folder that is not one is a usage error" {
     mkdir -p "$BATS_TEST_TMPDIR/class/ann" "$BATS_TEST_TMPDIR/class/bob" "$BATS_TEST_TMPDIR/class/.git"
     cp exercises/ex01_default_stream.cu "$BATS_TEST_TMPDIR/class/ann/"
+    cp exercises/ex02_pinned_memory.cu "$BATS_TEST_TMPDIR/class/bob/"
     touch "$BATS_TEST_TMPDIR/class/notes.txt"
     grade --submissions "$BATS_TEST_TMPDIR/class" --only ex01 --no-reference --no-memcheck \
         --out "$BATS_TEST_TMPDIR/out" --fake-harness "tests/fixtures/grading/fake-harness.sh '$METRICS_EX01'" >/dev/null
@@ -263,10 +253,9 @@ tests/fixtures/grading/fake-harness.sh "\"mismatches\": 0"' >/dev/null
     assert_output "student,exercise,points,max_points,status
 ann,ex01,10,10,passed
 bob,ex01,0,10,missing"
-    cp exercises/ex01_default_stream.cu "$BATS_TEST_TMPDIR/class/ann/ex01_copy.cu"
-    run --separate-stderr grade --submissions "$BATS_TEST_TMPDIR/class" --only ex01
+    run --separate-stderr grade --submissions "$BATS_TEST_TMPDIR/class/ann" --only ex01
     assert_failure 2
-    assert_equal "$stderr" "grade: $BATS_TEST_TMPDIR/class/ann holds 2 files for ex01 (ex01_copy.cu, ex01_default_stream.cu): keep one"
+    assert_equal "$stderr" "grade: SUBMISSIONS=$BATS_TEST_TMPDIR/class/ann holds no student folders (one sub-folder per student)"
     run --separate-stderr grade --submission "$BATS_TEST_TMPDIR/nowhere"
     assert_failure 2
     run --separate-stderr grade --submission exercises --only ex09

@@ -21,6 +21,12 @@ command -v python3 >/dev/null || missing+=(python3)
 command -v cppcheck >/dev/null || missing+=(cppcheck)     # make lint (tests/cpu_lint.bats)
 command -v clang-tidy >/dev/null || missing+=(clang-tidy) # make lint
 plots/python.sh >/dev/null 2>&1 || missing+=(python3-matplotlib)
+# a real single-node Slurm for tests/cpu_slurm.bats: heavy, so in CI only
+# (elsewhere those tests skip, saying what to install)
+if [ "${CI:-}" = true ]; then
+    command -v sbatch >/dev/null || missing+=(slurm-wlm)
+    command -v munged >/dev/null || missing+=(munge)
+fi
 if ((${#missing[@]})); then
     if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
         echo "make test: installing ${missing[*]} with apt-get"

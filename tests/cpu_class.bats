@@ -1,0 +1,301 @@
+#!/usr/bin/env bats
+# Grading a class without a GPU: broken student folders and odd names
+# (each its own small class), shards and their merge, one worker per GPU,
+# the throughput record, the gradebook's import file and Gradescope's
+# scripts on a runner without a GPU. The stand-in harness
+# (tests/fixtures/grading/fake-harness.sh) takes the GPU's place.
+
+load test_helper
+load grade_helper
+
+CLASS="$BATS_TEST_TMPDIR/class"
+
+# student NAME [FILE...]: a folder for NAME in the class holding each FILE
+# (a path inside it), each a copy of ex01's exercise; by default one file
+# with the name as handed out.
+student() {
+    local dir="$CLASS/$1" file
+    shift
+    mkdir -p "$dir"
+    for file in "${@:-ex01_default_stream.cu}"; do
+        mkdir -p "$(dirname "$dir/$file")"
+        cp exercises/ex01_default_stream.cu "$dir/$file"
+    done
+}
+
+# grade_class [ARGS...]: grade-all of the class, ex01 only, with the stand-in,
+# into $BATS_TEST_TMPDIR/out (ARGS after the defaults, so --out can change).
+grade_class() {
+    grade --submissions "$CLASS" --only ex01 --no-reference --no-memcheck \
+        --out "$BATS_TEST_TMPDIR/out" --fake-harness "$STAND_IN_EX01" "$@"
+}
+
+# a class of seven, broken and odd folders included, for shards and merges
+seven() {
+    student ann
+    student bob ex01_default_stream.cu ex01_copy.cu
+    student carol submission/ex01_default_stream.cu
+    mkdir -p "$CLASS/dan"
+    student "o'brien"
+    student 'm$x'
+    student zoë
+}
+
+# seven_in_shards: the class of seven graded whole into $BATS_TEST_TMPDIR/out,
+# and as three shards into $BATS_TEST_TMPDIR/shard-1 ... shard-3
+seven_in_shards() {
+    seven
+    grade_class >/dev/null 2>&1
+    for i in 1 2 3; do
+        grade_class --shard "$i/3" --out "$BATS_TEST_TMPDIR/shard-$i" >/dev/null 2>&1
+    done
+}
+
+@test "two files for one exercise are that student's row, and the class goes on" {
+    student ann
+    student bob ex01_default_stream.cu ex01_copy.cu
+    run grade_class
+    assert_success
+    run row bob ex01
+    assert_output "0/10,duplicate_files,two files for ex01: ex01_copy.cu, ex01_default_stream.cu; keep one"
+    run row ann ex01
+    assert_output "10/10,passed,full marks [memcheck off]"
+}
+
+@test "files one level down, as a course site's zip unpacks, are graded where they are" {
+    student carol submission/ex01_default_stream.cu
+    mkdir -p "$CLASS/carol/__MACOSX/submission"
+    student dave hw1/submission/ex01_default_stream.cu
+    grade_class >/dev/null
+    run row carol ex01
+    assert_output "10/10,passed,full marks [memcheck off]"
+    run row dave ex01
+    assert_output "10/10,passed,full marks [memcheck off]"
+    run cat "$BATS_TEST_TMPDIR/out/carol/outcomes/ex01.json"
+    assert_output --partial '"source": "submission/ex01_default_stream.cu"'
+}
+
+@test "an empty folder is that student's row: nothing was submitted" {
+    student ann
+    mkdir -p "$CLASS/bob"
+    grade_class >/dev/null
+    run row bob ex01
+    assert_output "0/10,empty_folder,the folder is empty: nothing was submitted"
+}
+
+@test "a folder with no exercise file says what it holds" {
+    student ann
+    mkdir -p "$CLASS/bob"
+    touch "$CLASS/bob/homework.zip" "$CLASS/bob/main.cu"
+    grade_class >/dev/null
+    run row bob ex01
+    assert_output "0/10,no_exercise_files,no exercise file (exNN_*.cu) in the folder; it holds homework.zip, main.cu"
+}
+
+@test "a link in place of a file, a file that cannot be read or a name that is not UTF-8 is that exercise's row" {
+    mkdir -p "$CLASS/eve" "$CLASS/fay"
+    ln -s /etc/passwd "$CLASS/eve/ex01_default_stream.cu"
+    mkdir "$CLASS/fay/ex01_default_stream.cu"
+    grade_class >/dev/null
+    run row eve ex01
+    assert_output "0/10,unreadable,ex01_default_stream.cu is a symbolic link: submit the file itself"
+    run row fay ex01
+    assert_output "0/10,unreadable,ex01_default_stream.cu is not a file"
+    student hal "ex01_$(printf '\377').cu"
+    grade_class >/dev/null
+    run row hal ex01
+    assert_output "0/10,unreadable,ex01_$(printf '\357\277\275').cu: the file's name is not UTF-8; rename it"
+    if [ "$(id -u)" != 0 ]; then # root reads whatever the mode says
+        student gil
+        chmod 000 "$CLASS/gil/ex01_default_stream.cu"
+        grade_class >/dev/null
+        run row gil ex01
+        assert_output "0/10,unreadable,cannot read ex01_default_stream.cu: Permission denied"
+    fi
+}
+
+@test "names with quotes, \$, spaces, non-ASCII or control characters are graded, and escaped in every report" {
+    for name in "o'brien" 'm$x' 'ann lee' 'say "hi"' zoë 'a,b' "$(printf 'ctl\001x')"; do
+        student "$name"
+    done
+    run grade_class --format gradescope
+    assert_success
+    for name in "o'brien" 'm$x' 'ann lee' 'say "hi"' zoë 'a,b' 'ctl\x01x'; do
+        run row "$name" ex01
+        assert_output "10/10,passed,full marks [memcheck off]"
+    done
+    run python3 tests/fixtures/grading/check_outputs.py junit "$BATS_TEST_TMPDIR/out/junit.xml"
+    assert_success
+    assert_line 'say "hi": 2 tests, 0 failures'
+    assert_line 'ctl\x01x: 2 tests, 0 failures'
+    # the outputs' folders hold no student text a shell or nvcc could misread
+    run ls "$BATS_TEST_TMPDIR/out"
+    refute_output --regexp "['\"\$\`\\\\]"
+    for results in "$BATS_TEST_TMPDIR"/out/*/results.json; do
+        python3 tests/fixtures/grading/check_outputs.py gradescope "$results" >/dev/null ||
+            fail "$results is not Gradescope's results.json"
+    done
+}
+
+@test "students with quotes and \$ in their names build with nvcc, in a class folder with a quote and spaces" {
+    command -v nvcc >/dev/null || skip "no nvcc here"
+    CLASS="$BATS_TEST_TMPDIR/it's our class"
+    student "o'brien"
+    student 'm$x'
+    run --separate-stderr make -s grade-all SUBMISSIONS="$CLASS" ONLY=ex01 MEMCHECK=no \
+        GRADE_OUT="$BATS_TEST_TMPDIR/out"
+    for name in "o'brien" 'm$x'; do
+        run row "$name" ex01
+        refute_output --partial "build_error"
+        assert_output --regexp "^[0-9]+/10,"
+    done
+}
+
+@test "--shard I/N grades every N-th student from the I-th, the same slices wherever it runs" {
+    seven_in_shards
+    run from_json "$BATS_TEST_TMPDIR/shard-1/run.json" "d['students'], d['shard']"
+    assert_output "['ann', 'dan', 'zoë'] {'index': 1, 'count': 3}"
+    run from_json "$BATS_TEST_TMPDIR/shard-2/run.json" "d['students']"
+    assert_output "['bob', 'm\$x']"
+    run from_json "$BATS_TEST_TMPDIR/shard-3/run.json" "d['students']"
+    assert_output "['carol', \"o'brien\"]"
+    # more shards than students: the last ones grade no one, and say so
+    run grade_class --shard 9/9 --out "$BATS_TEST_TMPDIR/shard-9"
+    assert_success
+    run from_json "$BATS_TEST_TMPDIR/shard-9/run.json" "d['students'], len(d['class']['students'])"
+    assert_output "[] 7"
+}
+
+@test "the merged reports of N shards equal an unsharded run's" {
+    seven_in_shards
+    run grade --merge "$BATS_TEST_TMPDIR"/shard-{3,1,2} --out "$BATS_TEST_TMPDIR/merged"
+    assert_success
+    for file in grades.csv grades-import.csv; do
+        cmp "$BATS_TEST_TMPDIR/out/$file" "$BATS_TEST_TMPDIR/merged/$file" || fail "$file differs"
+    done
+    diff <(python3 tests/fixtures/grading/check_outputs.py junit "$BATS_TEST_TMPDIR/out/junit.xml") \
+        <(python3 tests/fixtures/grading/check_outputs.py junit "$BATS_TEST_TMPDIR/merged/junit.xml") ||
+        fail "junit.xml differs"
+    run make -s grade-merge SHARDS="$(echo "$BATS_TEST_TMPDIR"/shard-{1,2,3})" GRADE_OUT="$BATS_TEST_TMPDIR/made"
+    assert_success
+    cmp "$BATS_TEST_TMPDIR/out/grades.csv" "$BATS_TEST_TMPDIR/made/grades.csv"
+}
+
+@test "a merge refuses shards that are missing, given twice or of another run, naming them" {
+    seven_in_shards
+    merged() { run --separate-stderr grade --merge "$@" --out "$BATS_TEST_TMPDIR/merged"; }
+    merged "$BATS_TEST_TMPDIR"/shard-{1,2}
+    assert_failure 2
+    assert_equal "$stderr" "grade: --merge: shard 3/3 not given; 2 students not graded: carol, o'brien"
+    merged "$BATS_TEST_TMPDIR"/shard-{1,2,2}
+    assert_failure 2
+    assert_equal "$stderr" "grade: --merge: $BATS_TEST_TMPDIR/shard-2 and $BATS_TEST_TMPDIR/shard-2 are both shard 2/3"
+    merged "$BATS_TEST_TMPDIR"/shard-{1,2,3} "$BATS_TEST_TMPDIR/out"
+    assert_failure 2
+    assert_equal "$stderr" "grade: --merge: $BATS_TEST_TMPDIR/out is shard 1/1 of a class of 7, $BATS_TEST_TMPDIR/shard-1 shard 1/3 of a class of 7: not one grading run's shards"
+    rm "$BATS_TEST_TMPDIR/shard-3/run.json"
+    merged "$BATS_TEST_TMPDIR"/shard-{1,2,3}
+    assert_failure 2
+    assert_equal "$stderr" "grade: --merge: $BATS_TEST_TMPDIR/shard-3: no run.json, so that grade-all did not finish (see its log), or this is not a grade-all output folder"
+    [ ! -e "$BATS_TEST_TMPDIR/merged/grades.csv" ] || fail "a refused merge wrote grades.csv"
+}
+
+@test "with --gpus 2 each worker's passes see its own CUDA_VISIBLE_DEVICES, one at a time on each GPU" {
+    for name in ann bob carol dan eve fay; do student "$name"; done
+    log="$BATS_TEST_TMPDIR/passes.log"
+    # the stand-in logs when each pass starts and ends, on which GPU
+    run grade_class --gpus 2 --fake-harness "echo \"\$CUDA_VISIBLE_DEVICES \$(date +%s.%N) start\" >>'$log'; sleep 0.2
+echo \"\$CUDA_VISIBLE_DEVICES \$(date +%s.%N) end\" >>'$log'
+tests/fixtures/grading/fake-harness.sh '$METRICS_EX01, \"visible\": \"'\$CUDA_VISIBLE_DEVICES'\"'"
+    assert_success
+    assert_output --partial "on 2 GPUs (0, 1)"
+    python3 - "$log" "$BATS_TEST_TMPDIR/out" <<'PY' || fail "the workers' passes did not keep to their GPUs"
+import json, pathlib, sys
+events = [line.split() for line in open(sys.argv[1])]
+for gpu in ("0", "1"):   # on each GPU, every pass ends before the next starts
+    kinds = [kind for g, _, kind in sorted((e for e in events if e[0] == gpu), key=lambda e: float(e[1]))]
+    assert kinds and kinds == ["start", "end"] * (len(kinds) // 2), (gpu, kinds)
+used = set()
+for path in pathlib.Path(sys.argv[2]).glob("*/outcomes/ex01.json"):
+    outcome = json.loads(path.read_text())
+    for name in ("measure", "check"):
+        if outcome[name]:   # the pass ran with the worker's GPU, and the outcome says which
+            assert outcome[name]["metrics"]["visible"] == outcome["gpu"], outcome
+    used.add(outcome["gpu"])
+assert used == {"0", "1"}, used
+PY
+}
+
+@test "the reference solution is measured on each worker's GPU, and each student held to the one on its own" {
+    for name in ann bob carol dan; do student "$name" ex04_double_buffering.cu; done
+    mkdir -p "$BATS_TEST_TMPDIR/solutions"
+    cp exercises/ex04_double_buffering.cu "$BATS_TEST_TMPDIR/solutions/"
+    # GPU 1 is half as efficient as GPU 0: only its own reference passes its students
+    run grade --submissions "$CLASS" --only ex04 --no-memcheck --gpus 2 --out "$BATS_TEST_TMPDIR/out" \
+        --solutions "$BATS_TEST_TMPDIR/solutions" --fake-harness 'sleep 0.1
+[ "$CUDA_VISIBLE_DEVICES" = 0 ] && e=0.95 || e=0.5
+tests/fixtures/grading/fake-harness.sh "\"mismatches\": 0, \"speedup\": 1.9, \"efficiency\": $e"'
+    assert_success
+    for k in 0 1; do
+        run from_json "$BATS_TEST_TMPDIR/out/_reference/w$k/outcomes/ex04.json" "d['gpu'], d['measure']['metrics']['efficiency']"
+        assert_output "$k $([ $k = 0 ] && echo 0.95 || echo 0.5)"
+    done
+    for name in ann bob carol dan; do
+        run row "$name" ex04
+        assert_output --regexp "^10/10,passed,"
+    done
+    run grade --rescore "$BATS_TEST_TMPDIR/out" --out "$BATS_TEST_TMPDIR/again"
+    run cut -d, -f1-5 "$BATS_TEST_TMPDIR/again/grades.csv"
+    refute_output --partial ",partial"
+}
+
+@test "--gpus counts the GPUs nvidia-smi lists or CUDA_VISIBLE_DEVICES names, and asks for no more" {
+    student ann
+    student bob
+    mkdir -p "$BATS_TEST_TMPDIR/bin"
+    printf '#!/bin/sh\necho "GPU 0: NVIDIA H200 (UUID: GPU-a)"\necho "GPU 1: NVIDIA H200 (UUID: GPU-b)"\n' \
+        >"$BATS_TEST_TMPDIR/bin/nvidia-smi"
+    chmod +x "$BATS_TEST_TMPDIR/bin/nvidia-smi"
+    unset CUDA_VISIBLE_DEVICES
+    export PATH="$BATS_TEST_TMPDIR/bin:$PATH"
+    run grade_class
+    assert_output --partial "on 2 GPUs (0, 1)"
+    run --separate-stderr grade_class --gpus 3
+    assert_failure 2
+    assert_equal "$stderr" "grade: --gpus 3: this machine shows 2 GPUs (0, 1), and two workers on one GPU would disturb each other's timings"
+    CUDA_VISIBLE_DEVICES=5,GPU-c run grade_class
+    assert_output --partial "on 2 GPUs (5, GPU-c)"
+}
+
+@test "grade-all records its throughput in submissions per minute, and prints it" {
+    for name in ann bob carol; do student "$name"; done
+    run grade_class
+    assert_output --regexp "grade: 3 submissions in [0-9.]+ min \(builds [0-9.]+ min\) on 1 worker \(no GPU listed\) of .*: [0-9.]+ submissions per minute"
+    run from_json "$BATS_TEST_TMPDIR/out/run.json" "d['submissions'], d['submissions_per_minute'] > 0, d['seconds'] >= d['build_seconds']"
+    assert_output "3 True True"
+}
+
+@test "grades-import.csv holds each student's total and the most they could score, for a gradebook" {
+    student ann
+    mkdir -p "$CLASS/bob"
+    student 'lee, "jo"'
+    grade_class --only ex01,ex02 >/dev/null
+    run cat "$BATS_TEST_TMPDIR/out/grades-import.csv"
+    assert_output 'student,total,max
+ann,10,20
+bob,0,20
+"lee, ""jo""",10,20'
+}
+
+@test "Gradescope's scripts stop with one line and exit 3 on a runner without a GPU, and write no results" {
+    require_no_gpu
+    run --separate-stderr grader/gradescope/run_autograder
+    assert_failure 3
+    assert_equal "${#lines[@]}" 1
+    assert_output --partial "no NVIDIA GPU (Gradescope's hosted autograders have none)"
+    mkdir -p "$BATS_TEST_TMPDIR/empty"
+    run --separate-stderr env PATH="$BATS_TEST_TMPDIR/empty" /bin/bash grader/gradescope/setup.sh
+    assert_failure 3
+    assert_equal "${#lines[@]}" 1
+    assert_output --partial "no nvcc (the CUDA toolkit) in this image"
+}
