@@ -20,6 +20,7 @@ has_library bats-assert || missing+=(bats-assert)
 command -v python3 >/dev/null || missing+=(python3)
 command -v cppcheck >/dev/null || missing+=(cppcheck)     # make lint (tests/cpu_lint.bats)
 command -v clang-tidy >/dev/null || missing+=(clang-tidy) # make lint
+command -v bwrap >/dev/null || missing+=(bubblewrap)      # the grader's sandbox (cpu_sandbox.bats)
 plots/python.sh >/dev/null 2>&1 || missing+=(python3-matplotlib)
 if ((${#missing[@]})); then
     if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
