@@ -199,6 +199,9 @@ plots: ## draw the figures of the newest results (RESULTS=dir for another)
 # which CI systems and GPU runners set in the environment, where make would
 # take it. ONLY=ex04,ex06 grades some exercises, MEMCHECK=no skips
 # compute-sanitizer, TIME_LIMIT=S replaces the rubrics' time limits.
+# Student code is built and run in a sandbox (bubblewrap; MEMORY_LIMIT=GIB
+# is its memory); where none can be made, grading stops, unless UNSAFE=1
+# (every report then says so).
 # exercises/README.md is the instructor's guide; grader/rubrics/ the points.
 .PHONY: grade grade-all grade-flags
 SUBMISSION  ?= exercises
@@ -207,18 +210,22 @@ FORMAT      ?= text
 GRADE_OUT   ?=
 GRADE_ARGS   = --format '$(FORMAT)' $(if $(GRADE_OUT),--out '$(GRADE_OUT)') \
                $(if $(ONLY),--only '$(ONLY)') $(if $(filter no,$(MEMCHECK)),--no-memcheck) \
-               $(if $(TIME_LIMIT),--time-limit '$(TIME_LIMIT)')
+               $(if $(TIME_LIMIT),--time-limit '$(TIME_LIMIT)') $(if $(filter 1,$(UNSAFE)),--unsafe) \
+               $(if $(MEMORY_LIMIT),--memory-limit '$(MEMORY_LIMIT)')
+GRADE_TOOLS  = $(LIB) $(BUILD)/tests/gpu_probe
 
-grade: $(LIB) ## grade exercises/, or SUBMISSION=dir (FORMAT=gradescope for Gradescope)
+grade: $(GRADE_TOOLS) ## grade exercises/, or SUBMISSION=dir (FORMAT=gradescope for Gradescope)
 	@python3 grader/grade.py --submission '$(SUBMISSION)' $(GRADE_ARGS)
 
-grade-all: $(LIB) ## grade every student's folder in SUBMISSIONS=dir into one CSV
+grade-all: $(GRADE_TOOLS) ## grade every student's folder in SUBMISSIONS=dir into one CSV
 	@test -n '$(SUBMISSIONS)' || { echo "make grade-all: give SUBMISSIONS=dir, a folder with one sub-folder per student" >&2; exit 2; }
 	@python3 grader/grade.py --submissions '$(SUBMISSIONS)' $(GRADE_ARGS)
 
-# What grade.py builds a harness with: the compiler, flags and library every program uses.
-grade-flags: $(LIB)
-	@printf '%s\n' 'NVCC=$(NVCC)' 'NVCCFLAGS=$(NVCCFLAGS)' 'LIB=$(LIB)' 'LDLIBS=$(LDLIBS)'
+# What grade.py builds a harness with: the compiler, flags and library every
+# program uses; and the probe that says whether a GPU is usable.
+grade-flags: $(GRADE_TOOLS)
+	@printf '%s\n' 'NVCC=$(NVCC)' 'NVCCFLAGS=$(NVCCFLAGS)' 'LIB=$(LIB)' 'LDLIBS=$(LDLIBS)' \
+	  'PROBE=$(BUILD)/tests/gpu_probe'
 
 # ---- lint and sanitizers ----
 # make lint: cppcheck on every C and CUDA source, clang-tidy on the host C

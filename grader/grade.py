@@ -12,28 +12,36 @@ sizes (the check pass, under compute-sanitizer memcheck where installed), and
 scores the JSON line each pass printed against grader/rubrics/exNN.ini. The
 reference solution (solutions/) runs the same harness in the same run, for
 criteria held relative to it. What the student's program prints is never read.
+Every build and run of a student's code happens in a sandbox (sandbox.py);
+where none can be made, it refuses to grade unless told --unsafe.
 
 Writes into OUT (build/grade/<student>, or build/grade/all): report.txt (the
 table it prints), grades.csv, junit.xml, and with --format gradescope
 Gradescope's results.json per student; outcomes/exNN.json records each run.
+Without a usable GPU it writes none of them: it builds each file, says
+whether it builds, and exits 3.
 Exit codes: 0 graded (whatever the scores), 2 usage or rubric error,
-3 cannot run here (no nvcc, or no GPU: every harness said so).
+3 cannot grade here (no sandbox, no nvcc, or no GPU).
 exercises/README.md is the instructor's guide.
 """
 
 import argparse
 import concurrent.futures
+import dataclasses
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import reports  # noqa: E402
 import rubric as rubrics  # noqa: E402
-from runner import build, find_sanitizer, last_line, run_pass  # noqa: E402
+import sandbox  # noqa: E402
+from runner import build, find_sanitizer, last_line, probe_gpu, run_pass  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 HARNESS_DIR = ROOT / "grader" / "harness"
@@ -103,15 +111,61 @@ def students(args):
 # ---- the compiler ----------------------------------------------------------------------
 
 def toolchain():
-    """The compiler, flags and library every program is built with, from the Makefile."""
+    """The compiler, flags, library and GPU probe every program is built with,
+    from the Makefile."""
     proc = subprocess.run(["make", "-s", "--no-print-directory", "grade-flags"], cwd=ROOT,
                           capture_output=True, text=True)
     if proc.returncode != 0:
         raise Stop("grade: cannot build here: " + (last_line(proc.stderr) or "make failed"), 3)
     tools = dict(line.split("=", 1) for line in proc.stdout.splitlines() if "=" in line)
-    if not {"NVCC", "NVCCFLAGS", "LIB", "LDLIBS"} <= tools.keys():
-        raise Stop("grade: make grade-flags printed no NVCC, NVCCFLAGS, LIB and LDLIBS", 3)
+    if not {"NVCC", "NVCCFLAGS", "LIB", "LDLIBS", "PROBE"} <= tools.keys():
+        raise Stop("grade: make grade-flags printed no NVCC, NVCCFLAGS, LIB, LDLIBS and PROBE", 3)
+    nvcc = shutil.which(tools["NVCC"])
+    if not nvcc:
+        raise Stop(f"grade: cannot build here: no {tools['NVCC']} on PATH", 3)
+    tools["NVCC"] = nvcc   # the sandbox's PATH is not the grader's
     return tools
+
+
+def private_tools(tools, folder):
+    """The library and GPU probe copied into this run's private folder, which
+    sandboxes see read-only: what a harness links cannot be changed by anyone
+    during the run, nor left poisoned for the next one."""
+    folder.mkdir(mode=0o755)
+    folder.chmod(0o755)   # nobody (sandbox.NOBODY) reads it when the grader is root
+    for key in ("LIB", "PROBE"):
+        copy = folder / Path(tools[key]).name
+        shutil.copy(ROOT / tools[key], copy)
+        tools[key] = str(copy)
+    return tools
+
+
+def make_sandbox(args, tools, sanitizer, out):
+    """The sandbox of this run: what its commands see and may not see."""
+    reason = sandbox.check()
+    if reason and not args.unsafe:
+        raise Stop(f"grade: no sandbox for the student's code here: {reason} "
+                   "(or grade without one: --unsafe, UNSAFE=1)", 3)
+    readonly, bin_dirs = [], []
+    if tools:
+        toolkit = Path(tools["NVCC"]).resolve().parent.parent
+        readonly += [toolkit, Path(tools["LIB"]).parent]
+        bin_dirs.append(Path(tools["NVCC"]).parent)
+    if sanitizer:
+        readonly.append(Path(sanitizer).resolve().parent)
+    if args.fake_harness or args.fake_gpu_probe:   # the stand-ins and their files
+        readonly.append(ROOT / "tests" / "fixtures" / "grading")
+    readonly += [Path(d) for d in os.environ.get("LD_LIBRARY_PATH", "").split(":")
+                 if d.startswith("/")]
+    hidden = [out, Path(args.rubrics), Path(args.solutions or ROOT / "solutions"),
+              Path(args.submissions or args.submission)]
+    limits = sandbox.LIMITS
+    if args.memory_limit:
+        limits = dataclasses.replace(limits, memory=int(args.memory_limit * (1 << 30)))
+    if reason:
+        print(f"grade: no sandbox ({reason}): grading without one, as --unsafe says; "
+              "every report says so", file=sys.stderr)
+    return sandbox.Sandbox(readonly, hidden, bin_dirs, limits, unsafe=bool(reason))
 
 
 # ---- grading -------------------------------------------------------------------------------
@@ -121,7 +175,8 @@ def grade_exercise(config, rubric, student, source, work, built, check=True):
     student, the source's name, the build, and each pass."""
     ex = rubric["exercise"]
     outcome = {"student": student, "exercise": ex, "source": source.name if source else None,
-               "build": built, "measure": None, "check": None}
+               "sandbox": config["sandbox"].describe(), "build": built, "measure": None,
+               "check": None}
     if not source or not built["ok"]:
         return outcome
     limit = config["time_limit"] or rubric["time_limit_s"]
@@ -139,33 +194,48 @@ def build_all(config, jobs):
         _, _, source, work = job
         if not source:
             return None
+        sandbox.remove(work)   # a fresh scratch folder for the build
         if config["fake_harness"]:
-            work.mkdir(parents=True, exist_ok=True)
+            work.mkdir(parents=True)
             return {"ok": True, "error": ""}
-        return build(config["tools"], job[1], source, work)
+        return build(config["tools"], job[1], source, work, config["sandbox"])
     with concurrent.futures.ThreadPoolExecutor(max_workers=config["jobs"]) as pool:
         return dict(zip(jobs, pool.map(one, jobs)))
 
 
 def grade_runs(args, rubric_set, out):
-    """Builds, runs and records: ({student: [outcome]}, {exercise: reference outcome})."""
-    config = {"fake_harness": args.fake_harness, "time_limit": args.time_limit,
-              "jobs": args.jobs or os.cpu_count() or 1, "tools": None, "sanitizer": None}
+    """Builds, runs and records: ({student: [outcome]}, {exercise: reference outcome}).
+    The run's private folder (the library, the GPU probe, scratch folders)
+    goes when it ends."""
+    private = Path(tempfile.mkdtemp(prefix="streamlab-grade-"))
+    try:
+        return _grade_runs(args, rubric_set, out, private)
+    finally:
+        sandbox.remove(private)
+
+
+def _grade_runs(args, rubric_set, out, private):
+    single = args.submission is not None
+    jobs = []   # (student, exercise, source, work folder)
+    for name, folder in students(args):
+        home = out if single else out / name
+        for ex, source in sources(folder, rubric_set).items():
+            jobs.append((name, ex, source, home / "work" / ex))
+    config = {"fake_harness": args.fake_harness, "fake_probe": args.fake_gpu_probe,
+              "time_limit": args.time_limit, "jobs": args.jobs or os.cpu_count() or 1,
+              "tools": None, "sanitizer": None, "scratch": private / "scratch"}
     if not args.fake_harness:
-        config["tools"] = toolchain()
+        config["tools"] = private_tools(toolchain(), private / "tools")
     if not args.no_memcheck:
         config["sanitizer"] = find_sanitizer(config["tools"])
     config["memcheck_note"] = ("memcheck off" if args.no_memcheck
                                else "" if config["sanitizer"] else "memcheck not available")
-    people = students(args)
-    single = args.submission is not None
+    config["sandbox"] = make_sandbox(args, config["tools"], config["sanitizer"], out)
+    config["scratch"].mkdir(mode=0o755)
+    no_gpu = probe_gpu(config)
+    if no_gpu:
+        builds_only(config, jobs, single, no_gpu)
     solutions = None if args.no_reference else Path(args.solutions or ROOT / "solutions")
-
-    jobs = []   # (student, exercise, source, work folder)
-    for name, folder in people:
-        home = out if single else out / name
-        for ex, source in sources(folder, rubric_set).items():
-            jobs.append((name, ex, source, home / "work" / ex))
     if solutions and solutions.is_dir():
         for ex, source in sources(solutions, rubric_set).items():
             jobs.append((REFERENCE, ex, source, out / REFERENCE / "work" / ex))
@@ -193,8 +263,30 @@ def grade_runs(args, rubric_set, out):
         graded.setdefault(name, []).append(outcome)
         _record(out if single else out / name, outcome)
     context = {"memcheck": config["sanitizer"] or config["memcheck_note"],
-               "solutions": str(solutions) if reference else None}
+               "solutions": str(solutions) if reference else None,
+               "sandbox": config["sandbox"].describe()}
     return graded, reference, context
+
+
+def builds_only(config, jobs, single, why):
+    """No usable GPU: builds each file (in the sandbox), says whether it builds,
+    and stops, writing no grade file (a 0 that is not a grade could be taken
+    for one)."""
+    count = sum(1 for j in jobs if j[2])
+    print(f"grade: no usable GPU, so building only: {count} file{'s' * (count != 1)}",
+          file=sys.stderr)
+    built = build_all(config, jobs)
+    for job in jobs:
+        name, ex, source, _ = job
+        who = ex if single else f"{reports.printable(name)} {ex}"
+        if not source:
+            print(f"{who}: builds: no (no {ex}_*.cu in the submission)")
+        elif built[job]["ok"]:
+            print(f"{who}: builds: yes")
+        else:
+            print(f"{who}: builds: no ({built[job]['error']})")
+    raise Stop(f"grade: no GPU is usable here ({why}): nothing graded, no grade files "
+               "written", 3)
 
 
 def _record(home, outcome):
@@ -222,8 +314,12 @@ def load_recorded(folder, rubric_set):
     if not graded:
         raise Stop(f"grade: --rescore {folder}: no recorded outcomes (outcomes/exNN.json) "
                    "there", 2)
+    said = {o.get("sandbox") for g in graded.values() for o in g} - {None}
+    unsafe = sorted(x for x in said if not x.startswith("bubblewrap"))
     return graded, reference, {"memcheck": "as recorded",
-                               "solutions": "as recorded" if reference else None}
+                               "solutions": "as recorded" if reference else None,
+                               "sandbox": unsafe[0] if unsafe else ", ".join(sorted(said))
+                               or "not recorded"}
 
 
 def reference_metrics(outcome):
@@ -257,10 +353,20 @@ def main(argv=None):
     parser.add_argument("--time-limit", type=float, metavar="S",
                         help="seconds per pass, replacing the rubrics' limits")
     parser.add_argument("--jobs", type=int, metavar="N", help="builds at once (default: CPUs)")
+    parser.add_argument("--memory-limit", type=float, metavar="GIB",
+                        help="memory a sandbox may hold, all its processes together "
+                        f"(default {sandbox.LIMITS.memory >> 30})")
+    parser.add_argument("--unsafe", action="store_true",
+                        help="where no sandbox can be made, grade without one (every "
+                        "report says so)")
+    # stand-ins for the tests: a command for the harness, and for the GPU probe
     parser.add_argument("--fake-harness", metavar="CMD", help=argparse.SUPPRESS)
+    parser.add_argument("--fake-gpu-probe", metavar="CMD", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.time_limit is not None and not args.time_limit > 0:
         parser.error("--time-limit must be a positive number of seconds")
+    if args.memory_limit is not None and not args.memory_limit > 0:
+        parser.error("--memory-limit must be a positive number of GiB")
     try:
         return grade(args)
     except Stop as e:
@@ -301,19 +407,24 @@ def grade(args):
                if ((o.get("measure") or {}).get("metrics") or {}).get("device")}
     heading = (f"streamlab grading on {', '.join(sorted(devices)) or 'no GPU'}; memcheck: "
                f"{context['memcheck']}; reference: "
-               f"{context['solutions'] or 'none (the rubrics model thresholds apply)'}")
+               f"{context['solutions'] or 'none (the rubrics model thresholds apply)'}; "
+               f"sandbox: {context['sandbox']}")
+    unsafe = "" if context["sandbox"].startswith(("bubblewrap", "not recorded")) else \
+        f"graded without a sandbox: {context['sandbox']}"
+    if unsafe:
+        notes.append(f"note: {unsafe}. Do not trust these grades.")
     text = reports.table(results, heading) + "\n".join(notes)
     print(text)
     (out / "report.txt").write_text(text + "\n", encoding="utf-8")
-    reports.write_csv(out / "grades.csv", results)
-    reports.write_junit(out / "junit.xml", results)
+    reports.write_csv(out / "grades.csv", results, unsafe)
+    reports.write_junit(out / "junit.xml", results, unsafe)
     written = [out / "report.txt", out / "grades.csv", out / "junit.xml"]
     if args.format == "gradescope":
         for s in results:
             home = out if len(results) == 1 and not args.submissions else out / s["student"]
             home.mkdir(parents=True, exist_ok=True)
             with open(home / "results.json", "w", encoding="utf-8") as f:
-                json.dump(reports.gradescope(s), f, indent=1)
+                json.dump(reports.gradescope(s, unsafe), f, indent=1)
             written.append(home / "results.json")
     print(f"grade: wrote {', '.join(str(p) for p in written[:4])}"
           f"{' and more' if len(written) > 4 else ''} in {time.monotonic() - start:.0f} s",
