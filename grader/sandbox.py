@@ -74,6 +74,10 @@ SYSTEM_DIRS = ("bin", "sbin", "lib", "lib32", "lib64", "libx32")   # links into 
 GPU_NODES = ("/dev/nvidia[0-9]*", "/dev/nvidiactl", "/dev/nvidia-uvm", "/dev/nvidia-uvm-tools")
 NOBODY = 65534        # who student code runs as when the grader is root
 INSTALL = "install bubblewrap (apt-get install bubblewrap)"
+# The system's PATH inside a sandbox, where the limits' tools (util-linux) are
+# found; bwrap itself is found on the grader's PATH and run by its full path.
+SYSTEM_PATH = "/usr/local/bin:/usr/bin:/bin"
+HELPERS = ("setpriv", "choom", "prlimit")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -115,7 +119,9 @@ class Sandbox:
         self.user = NOBODY if os.geteuid() == 0 and not unsafe else None
         self.readonly = [Path(p).resolve() for p in readonly if Path(p).exists()]
         self.hidden = [Path(p).resolve() for p in hidden]
-        self.path = ":".join([str(d) for d in bin_dirs] + ["/usr/local/bin", "/usr/bin", "/bin"])
+        self.path = ":".join([str(d) for d in bin_dirs] + [SYSTEM_PATH])
+        self.tools = {name: shutil.which(name) for name in ("bwrap",)}
+        self.tools.update({name: shutil.which(name, path=SYSTEM_PATH) for name in HELPERS})
 
     def describe(self):
         if self.unsafe:
@@ -138,7 +144,7 @@ class Sandbox:
         if self.unsafe:
             return list(cmd)
         made = set()
-        args = ["bwrap"]
+        args = [self.tools["bwrap"] or "bwrap"]
         if self.user is None:
             args += ["--unshare-all"]
         else:   # no user namespace: root makes the mounts, setpriv drops to nobody
@@ -177,12 +183,13 @@ class Sandbox:
         if info_fd is not None:
             args += ["--info-fd", str(info_fd)]
         args.append("--")
+        tool = {name: self.tools[name] or name for name in HELPERS}
         if self.user is not None:
-            args += ["setpriv", f"--reuid={self.user}", f"--regid={self.user}", "--clear-groups",
-                     "--no-new-privs", "--inh-caps=-all", "--"]
+            args += [tool["setpriv"], f"--reuid={self.user}", f"--regid={self.user}",
+                     "--clear-groups", "--no-new-privs", "--inh-caps=-all", "--"]
         lim = self.limits
-        args += ["choom", "-n", "1000", "--",
-                 "prlimit", f"--nproc={lim.tasks_ceiling}", "--core=0",
+        args += [tool["choom"], "-n", "1000", "--",
+                 tool["prlimit"], f"--nproc={lim.tasks_ceiling}", "--core=0",
                  f"--fsize={lim.file_size}", "--"]
         return args + list(cmd)
 
@@ -205,15 +212,16 @@ def gpu_nodes():
 
 def check():
     """None when a sandbox can be made here; else why not, and what to install."""
-    needed = ["bwrap", "choom", "prlimit"] + (["setpriv"] if os.geteuid() == 0 else [])
-    missing = [tool for tool in needed if not shutil.which(tool)]
-    if "bwrap" in missing:
+    box = Sandbox()
+    if not box.tools["bwrap"]:
         return f"no bwrap on PATH: {INSTALL}"
+    missing = [name for name in HELPERS if not box.tools[name]
+               and (name != "setpriv" or box.user is not None)]
     if missing:
-        return f"no {' or '.join(missing)} on PATH: install util-linux"
+        return f"no {' or '.join(missing)} in {SYSTEM_PATH}: install util-linux"
     with tempfile.TemporaryDirectory(prefix="streamlab-sandbox-") as folder:
         scratch = Path(folder) / "scratch"
-        result = run(Sandbox(), ["true"], 30, scratch)
+        result = run(box, ["true"], 30, scratch)
         remove(scratch)
     if result.returncode == 0:
         return None
