@@ -95,6 +95,21 @@ build-error ex01 0/10,build_error
 EOF
 }
 
+@test "the GPU is usable from inside the sandbox, and every run of the grading was sandboxed" {
+    run python3 - <<'PY'
+import sys, tempfile
+sys.path.insert(0, "grader")
+import sandbox
+with tempfile.TemporaryDirectory() as folder:
+    done = sandbox.run(sandbox.Sandbox(readonly=["build/tests"]), ["build/tests/gpu_probe"], 60,
+                       f"{folder}/scratch")
+print(done.returncode, done.stdout.strip(), done.stderr.strip()[-300:])
+PY
+    assert_output --regexp "^0 [^ ]"
+    run grep -L '"sandbox": "bubblewrap' "$ALL"/*/outcomes/*.json
+    assert_output ""
+}
+
 @test "the reference solutions reach every target by the harnesses' own measurements" {
     need solutions
     run metric solutions ex01 speedup_vs_blocking
