@@ -171,15 +171,21 @@ class Sandbox:
         for path in shown:
             args += _dirs(path.parent, made) + ["--ro-bind", str(path), str(path)]
         visible += shown
-        for path in self.hidden:   # only where something visible holds it
-            if path.exists() and any(path != v and v in path.parents for v in visible):
-                args += ["--perms", "0555", "--tmpfs", str(path)]
+        covered = [path for path in self.hidden   # only where something visible holds it
+                   if path.exists() and any(path != v and v in path.parents for v in visible)]
+        for path in covered:
+            args += ["--perms", "0555", "--tmpfs", str(path)]
         for path in files:
             path = Path(path).resolve()
             args += _dirs(path.parent, made) + ["--ro-bind", str(path), str(path)]
         args += _dirs(Path(scratch).parent, made) + ["--bind", str(scratch), str(scratch)]
-        # the folders bwrap made on the way to each mount are its own: read-only too
-        args += _dirs(ROOT, made) + ["--remount-ro", "/", "--chdir", str(ROOT)]
+        # the folders bwrap made on the way to each mount, its /dev (the nodes
+        # are mounts of their own) and the empty tmpfs over what is hidden
+        # would be its own to write in: read-only too
+        args += _dirs(ROOT, made)
+        for path in ["/", "/dev"] + covered:
+            args += ["--remount-ro", str(path)]
+        args += ["--chdir", str(ROOT)]
         if info_fd is not None:
             args += ["--info-fd", str(info_fd)]
         args.append("--")

@@ -63,11 +63,13 @@ python_binary() { python3 -c 'import sys; print(sys.executable)'; }
 
 @test "a submission writes only in its own scratch folder and /tmp, and neither outlives its run" {
     require_sandbox
-    run attempt -- write / /usr "$ROOT" "$ROOT/common" "$ROOT/exercises" "$OUT" "$CLASS/ann" /tmp '$HOME'
+    run attempt -- write / /usr /dev "$ROOT" "$ROOT/common" "$ROOT/exercises" "$OUT" "$CLASS/ann" \
+        /tmp '$HOME'
     assert_success
     run said
-    assert_line "write /: no"
-    assert_line "write /usr: no"
+    for p in / /usr /dev; do
+        assert_line "write $p: no"
+    done
     for p in "$ROOT" "$ROOT/common" "$ROOT/exercises" "$OUT" "$CLASS/ann"; do
         assert_line "write $p: no"
         [ ! -e "$p/escape-test" ] || fail "$p/escape-test was written"
