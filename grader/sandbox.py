@@ -57,6 +57,7 @@ import signal
 import stat
 import subprocess
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -373,39 +374,47 @@ def _over(pid, box, scratch, info):
     return None
 
 
-def _processes():
-    """{pid: (parent, resident bytes, threads)} of every process on the machine."""
-    found = {}
-    for entry in os.scandir("/proc"):
-        if entry.name.isdigit():
-            try:
-                with open(f"/proc/{entry.name}/stat", "rb") as f:
-                    fields = f.read().rsplit(b")", 1)[1].split()
-                found[int(entry.name)] = (int(fields[1]), int(fields[21]) * PAGE, int(fields[17]))
-            except (OSError, IndexError, ValueError):   # it ended meanwhile
-                continue
-    return found
+_seen = {"at": -1.0, "processes": {}, "children": {}}
+_seen_lock = threading.Lock()
 
 
-def _below(processes, pid):
-    """pid and every process under it. In the sandbox's PID namespace an
-    orphan goes to the namespace's first process: nothing started inside
-    escapes from under bwrap."""
-    children = {}
-    for child, (parent, _, _) in processes.items():
-        children.setdefault(parent, []).append(child)
-    found, todo = [], [pid]
+def _processes(fresh=False):
+    """({pid: (parent, resident bytes, threads)}, {pid: children}) of every
+    process on the machine: one reading of /proc per TICK, which every
+    sandbox running at once shares (a class's builds run side by side)."""
+    with _seen_lock:
+        if fresh or time.monotonic() - _seen["at"] >= TICK:
+            found, children = {}, {}
+            for entry in os.scandir("/proc"):
+                if entry.name.isdigit():
+                    try:
+                        with open(f"/proc/{entry.name}/stat", "rb") as f:
+                            fields = f.read().rsplit(b")", 1)[1].split()
+                        pid, parent = int(entry.name), int(fields[1])
+                        found[pid] = (parent, int(fields[21]) * PAGE, int(fields[17]))
+                    except (OSError, IndexError, ValueError):   # it ended meanwhile
+                        continue
+                    children.setdefault(parent, []).append(pid)
+            _seen.update(at=time.monotonic(), processes=found, children=children)
+        return _seen["processes"], _seen["children"]
+
+
+def _below(pid, fresh=False):
+    """pid and every process under it, with what each holds. In the sandbox's
+    PID namespace an orphan goes to the namespace's first process: nothing
+    started inside escapes from under bwrap."""
+    processes, children = _processes(fresh)
+    found, todo = {}, [pid]
     while todo:
         p = todo.pop()
-        found.append(p)
+        found[p] = processes.get(p, (0, 0, 0))
         todo += children.get(p, [])
     return found
 
 
 def _usage(pid):
     """(resident bytes, processes and threads) of pid and everything under it."""
-    processes = _processes()
-    mine = [processes[p] for p in _below(processes, pid) if p in processes]
+    mine = _below(pid).values()
     return sum(m[1] for m in mine), sum(m[2] for m in mine)
 
 
@@ -443,7 +452,7 @@ def _kill(proc, box):
         os.killpg(proc.pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
         pass
-    for pid in _below(_processes(), proc.pid)[1:] if box.unsafe else []:
+    for pid in list(_below(proc.pid, fresh=True))[1:] if box.unsafe else []:
         try:
             os.kill(pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
