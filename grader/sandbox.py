@@ -11,7 +11,9 @@ What a sandboxed command sees, every path at its own place:
 - what the grader names: its private folder for this run (the library a
   harness links, the GPU probe), the CUDA toolkit wherever nvcc lives, and
   files such as the built harness, all read-only; and one fresh scratch
-  folder, its HOME, the only writable place besides its /tmp.
+  folder, its HOME, the only writable place besides its /tmp and /dev/shm
+  (everything else, the folders bwrap makes on the way to its mounts
+  included, is read-only).
 Paths the grader hides (the reports, the reference solutions, the rubrics,
 the class folder) are covered by an empty tmpfs wherever they fall inside
 something visible. Nothing else exists in there: no other student's folder.
@@ -41,7 +43,8 @@ Limits (LIMITS), and how each holds:
 - files: RLIMIT_FSIZE bounds each file; the scratch folder, /tmp and /dev/shm
   together hold at most `files` bytes in `entries` entries (the watchdog),
   and each tmpfs has its size. No core files.
-- output: the last `output` bytes of stdout and stderr are kept.
+- output: the last `output` bytes of stdout, stderr and the side log (LOG)
+  are kept.
 Standard library only.
 """
 
