@@ -202,6 +202,9 @@ plots: ## draw the figures of the newest results (RESULTS=dir for another)
 # which CI systems and GPU runners set in the environment, where make would
 # take it. ONLY=ex04,ex06 grades some exercises, MEMCHECK=no skips
 # compute-sanitizer, TIME_LIMIT=S replaces the rubrics' time limits.
+# Student code is built and run in a sandbox (bubblewrap; MEMORY_LIMIT=GIB
+# is its memory); where none can be made, grading stops, unless UNSAFE=1
+# (every report then says so).
 # Folder names reach grade.py through the environment, never through the
 # shell's quoting, so that a student called o'brien is graded like any other.
 # exercises/README.md is the instructor's guide; grader/rubrics/ the points.
@@ -214,12 +217,14 @@ GRADE_OUT   ?=
 export SUBMISSION SUBMISSIONS SHARDS GRADE_OUT
 GRADE_ARGS   = --format '$(FORMAT)' $(if $(GRADE_OUT),--out "$$GRADE_OUT") \
                $(if $(ONLY),--only '$(ONLY)') $(if $(filter no,$(MEMCHECK)),--no-memcheck) \
-               $(if $(TIME_LIMIT),--time-limit '$(TIME_LIMIT)')
+               $(if $(TIME_LIMIT),--time-limit '$(TIME_LIMIT)') $(if $(filter 1,$(UNSAFE)),--unsafe) \
+               $(if $(MEMORY_LIMIT),--memory-limit '$(MEMORY_LIMIT)')
+GRADE_TOOLS  = $(LIB) $(BUILD)/tests/gpu_probe
 
-grade: $(LIB) ## grade exercises/, or SUBMISSION=dir (FORMAT=gradescope for Gradescope)
+grade: $(GRADE_TOOLS) ## grade exercises/, or SUBMISSION=dir (FORMAT=gradescope for Gradescope)
 	@python3 grader/grade.py --submission "$$SUBMISSION" $(GRADE_ARGS)
 
-grade-all: $(LIB) ## grade every student's folder in SUBMISSIONS=dir into one CSV (SHARD=i/N, GPUS=N)
+grade-all: $(GRADE_TOOLS) ## grade every student's folder in SUBMISSIONS=dir into one CSV (SHARD=i/N, GPUS=N)
 	@test -n "$$SUBMISSIONS" || { echo "make grade-all: give SUBMISSIONS=dir, a folder with one sub-folder per student" >&2; exit 2; }
 	@python3 grader/grade.py --submissions "$$SUBMISSIONS" $(GRADE_ARGS) \
 	  $(if $(SHARD),--shard '$(SHARD)') $(if $(GPUS),--gpus '$(GPUS)')
@@ -228,9 +233,11 @@ grade-merge: ## join the outputs of grade-all's shards, SHARDS="dir1 dir2 ...", 
 	@test -n "$$SHARDS" -a -n "$$GRADE_OUT" || { echo "make grade-merge: give SHARDS=\"dir1 dir2 ...\" (grade-all's outputs, one per SHARD=i/N) and GRADE_OUT=dir" >&2; exit 2; }
 	@python3 grader/grade.py --merge $$SHARDS $(GRADE_ARGS)
 
-# What grade.py builds a harness with: the compiler, flags and library every program uses.
-grade-flags: $(LIB)
-	@printf '%s\n' 'NVCC=$(NVCC)' 'NVCCFLAGS=$(NVCCFLAGS)' 'LIB=$(LIB)' 'LDLIBS=$(LDLIBS)'
+# What grade.py builds a harness with: the compiler, flags and library every
+# program uses; and the probe that says whether a GPU is usable.
+grade-flags: $(GRADE_TOOLS)
+	@printf '%s\n' 'NVCC=$(NVCC)' 'NVCCFLAGS=$(NVCCFLAGS)' 'LIB=$(LIB)' 'LDLIBS=$(LDLIBS)' \
+	  'PROBE=$(BUILD)/tests/gpu_probe'
 
 # ---- lint and sanitizers ----
 # make lint: cppcheck on every C and CUDA source, clang-tidy on the host C

@@ -14,26 +14,34 @@ sizes (the check pass, under compute-sanitizer memcheck where installed), and
 scores the JSON line each pass printed against grader/rubrics/exNN.ini. The
 reference solution (solutions/) runs the same harness in the same run, on
 each GPU the run uses, for criteria held relative to it. What the student's
-program prints is never read. grade-all grades on every visible GPU at once
-(workers.py), one student at a time per GPU; a student folder that cannot be
-graded as it is becomes that student's rows with the reason (submissions.py).
+program prints is never read. Every build and run of a student's code
+happens in a sandbox (sandbox.py); where none can be made, it refuses to
+grade unless told --unsafe. grade-all grades on every visible GPU at once
+(workers.py), one student at a time per GPU, each worker's sandbox seeing its
+own GPU; a student folder that cannot be graded as it is becomes that
+student's rows with the reason (submissions.py).
 
 Writes into OUT (build/grade/<student>, or build/grade/all): report.txt (the
 table it prints), grades.csv, grades-import.csv (a total per student, for a
 gradebook), junit.xml, and with --format gradescope Gradescope's
 results.json per student; outcomes/exNN.json records each run, and run.json
 a grade-all run (its shard, its students, submissions per minute).
+Without a usable GPU it writes none of them: it builds each file, says
+whether it builds, and exits 3.
 Exit codes: 0 graded (whatever the scores), 2 usage or rubric error, or
-shards that cannot be joined, 3 cannot run here (no nvcc, or no GPU: every
-harness said so). exercises/README.md is the instructor's guide.
+shards that cannot be joined, 3 cannot grade here (no sandbox, no nvcc, or no
+GPU). exercises/README.md is the instructor's guide.
 """
 
 import argparse
 import concurrent.futures
+import dataclasses
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import traceback
@@ -43,10 +51,12 @@ from typing import NamedTuple, Optional
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import reports  # noqa: E402
 import rubric as rubrics  # noqa: E402
+import sandbox  # noqa: E402
 import shards  # noqa: E402
 import submissions  # noqa: E402
 import workers  # noqa: E402
-from runner import build, find_sanitizer, last_line, run_pass  # noqa: E402
+from runner import (build, find_sanitizer, last_line, probe_gpu, run_pass,  # noqa: E402
+                    worker_sandbox)
 
 ROOT = Path(__file__).resolve().parent.parent
 HARNESS_DIR = ROOT / "grader" / "harness"
@@ -139,15 +149,62 @@ def student_jobs(name, folder, home, rubric_set):
 # ---- the compiler ----------------------------------------------------------------------
 
 def toolchain():
-    """The compiler, flags and library every program is built with, from the Makefile."""
+    """The compiler, flags, library and GPU probe every program is built with,
+    from the Makefile."""
     proc = subprocess.run(["make", "-s", "--no-print-directory", "grade-flags"], cwd=ROOT,
                           capture_output=True, text=True)
     if proc.returncode != 0:
         raise Stop("grade: cannot build here: " + (last_line(proc.stderr) or "make failed"), 3)
     tools = dict(line.split("=", 1) for line in proc.stdout.splitlines() if "=" in line)
-    if not {"NVCC", "NVCCFLAGS", "LIB", "LDLIBS"} <= tools.keys():
-        raise Stop("grade: make grade-flags printed no NVCC, NVCCFLAGS, LIB and LDLIBS", 3)
+    if not {"NVCC", "NVCCFLAGS", "LIB", "LDLIBS", "PROBE"} <= tools.keys():
+        raise Stop("grade: make grade-flags printed no NVCC, NVCCFLAGS, LIB, LDLIBS and PROBE", 3)
+    nvcc = shutil.which(tools["NVCC"])
+    if not nvcc:
+        raise Stop(f"grade: cannot build here: no {tools['NVCC']} on PATH", 3)
+    tools["NVCC"] = nvcc   # the sandbox's PATH is not the grader's
     return tools
+
+
+def private_tools(tools, folder):
+    """The library and GPU probe copied into this run's private folder, which
+    sandboxes see read-only: what a harness links cannot be changed by anyone
+    during the run, nor left poisoned for the next one."""
+    folder.mkdir(mode=0o755)
+    folder.chmod(0o755)   # nobody (sandbox.NOBODY) reads it when the grader is root
+    for key in ("LIB", "PROBE"):
+        copy = folder / Path(tools[key]).name
+        shutil.copy(ROOT / tools[key], copy)
+        tools[key] = str(copy)
+    return tools
+
+
+def make_sandbox(args, tools, sanitizer, out):
+    """The sandbox of this run: what its commands see and may not see. Each
+    worker narrows it to its own GPU (runner.worker_sandbox)."""
+    reason = sandbox.check()
+    if reason and not args.unsafe:
+        raise Stop(f"grade: no sandbox for the student's code here: {reason} "
+                   "(or grade without one: --unsafe, UNSAFE=1)", 3)
+    readonly, bin_dirs = [], []
+    if tools:
+        toolkit = Path(tools["NVCC"]).resolve().parent.parent
+        readonly += [toolkit, Path(tools["LIB"]).parent]
+        bin_dirs.append(Path(tools["NVCC"]).parent)
+    if sanitizer:
+        readonly.append(Path(sanitizer).resolve().parent)
+    if args.fake_harness or args.fake_gpu_probe:   # the stand-ins and their files
+        readonly.append(ROOT / "tests" / "fixtures" / "grading")
+    readonly += [Path(d) for d in os.environ.get("LD_LIBRARY_PATH", "").split(":")
+                 if d.startswith("/")]
+    hidden = [out, Path(args.rubrics), Path(args.solutions or ROOT / "solutions"),
+              Path(args.submissions or args.submission)]
+    limits = sandbox.LIMITS
+    if args.memory_limit:
+        limits = dataclasses.replace(limits, memory=int(args.memory_limit * (1 << 30)))
+    if reason:
+        say(f"grade: no sandbox ({reason}): grading without one, as --unsafe says; "
+            "every report says so")
+    return sandbox.Sandbox(readonly, hidden, bin_dirs, limits, unsafe=bool(reason))
 
 
 # ---- grading -------------------------------------------------------------------------------
@@ -157,8 +214,10 @@ def grade_exercise(config, rubric, job, built, check=True):
     student, the source's name, what was wrong with the folder, the build, each
     pass, and the worker and GPU that ran it."""
     outcome = {"student": job.student, "exercise": job.exercise, "source": job.shown,
-               "problem": job.problem, "build": built, "measure": None, "check": None,
-               "worker": config["worker"], "gpu": config["gpu"]}
+               "problem": job.problem, "sandbox": config["sandbox"].describe(),
+               "build": built, "measure": None, "check": None,
+               "worker": config["worker"], "gpu": config["gpu"],
+               "gpu_node": config["sandbox"].node}
     if not job.source or not built or not built["ok"]:
         return outcome
     limit = config["time_limit"] or rubric["time_limit_s"]
@@ -175,11 +234,12 @@ def build_all(config, jobs):
     def one(job):
         if not job.source:
             return None
-        if config["fake_harness"]:
-            job.work.mkdir(parents=True, exist_ok=True)
-            return {"ok": True, "error": ""}
         try:
-            return build(config["tools"], job.exercise, job.source, job.work)
+            sandbox.remove(job.work)   # a fresh scratch folder for the build
+            if config["fake_harness"]:
+                job.work.mkdir(parents=True)
+                return {"ok": True, "error": ""}
+            return build(config["tools"], job.exercise, job.source, job.work, config["sandbox"])
         except (OSError, ValueError) as e:   # gone since listed, a full disk, a name not UTF-8
             return {"ok": False, "error": f"the grader could not build it: {e}"}
     with concurrent.futures.ThreadPoolExecutor(max_workers=config["jobs"]) as pool:
@@ -188,22 +248,37 @@ def build_all(config, jobs):
 
 def grade_runs(args, rubric_set, out, people, gpus):
     """Builds, runs and records: ({student: [outcome]}, {(exercise, worker):
-    reference outcome}, context)."""
-    config = {"fake_harness": args.fake_harness, "time_limit": args.time_limit,
+    reference outcome}, context). The run's private folder (the library, the
+    GPU probe, scratch folders) goes when it ends."""
+    private = Path(tempfile.mkdtemp(prefix="streamlab-grade-"))
+    try:
+        return _grade_runs(args, rubric_set, out, people, gpus, private)
+    finally:
+        sandbox.remove(private)
+
+
+def _grade_runs(args, rubric_set, out, people, gpus, private):
+    single = args.submission is not None
+    solutions = None if args.no_reference else Path(args.solutions or ROOT / "solutions")
+    mine = {name: student_jobs(name, folder, out if single else
+                               out / submissions.folder_key(name), rubric_set)
+            for name, folder in people}
+    config = {"fake_harness": args.fake_harness, "fake_probe": args.fake_gpu_probe,
+              "time_limit": args.time_limit,
               "jobs": args.jobs or len(os.sched_getaffinity(0)),   # the CPUs Slurm gave, say
-              "tools": None, "sanitizer": None}
+              "tools": None, "sanitizer": None, "scratch": private / "scratch"}
     if not args.fake_harness:
-        config["tools"] = toolchain()
+        config["tools"] = private_tools(toolchain(), private / "tools")
     if not args.no_memcheck:
         config["sanitizer"] = find_sanitizer(config["tools"])
     config["memcheck_note"] = ("memcheck off" if args.no_memcheck
                                else "" if config["sanitizer"] else "memcheck not available")
-    single = args.submission is not None
-    solutions = None if args.no_reference else Path(args.solutions or ROOT / "solutions")
+    config["sandbox"] = make_sandbox(args, config["tools"], config["sanitizer"], out)
+    config["scratch"].mkdir(mode=0o755)
+    no_gpu = probe_gpu(config)
+    if no_gpu:
+        builds_only(config, [j for group in mine.values() for j in group], single, no_gpu)
 
-    mine = {name: student_jobs(name, folder, out if single else
-                               out / submissions.folder_key(name), rubric_set)
-            for name, folder in people}
     ours = []   # the reference solution's jobs, one set per worker: each measures on its own GPU
     if solutions and solutions.is_dir():
         for k in range(len(gpus)):
@@ -211,19 +286,19 @@ def grade_runs(args, rubric_set, out, people, gpus):
             ours.append(student_jobs(REFERENCE, solutions, home, rubric_set))
     jobs = [j for group in list(mine.values()) + ours for j in group]
     count = sum(1 for j in jobs if j.source)
-    print(f"grade: building {count} harness{'' if count == 1 else 'es'}", file=sys.stderr)
+    say(f"grade: building {count} harness{'' if count == 1 else 'es'}")
     start = time.monotonic()
     built = build_all(config, jobs)
     config["build_seconds"] = time.monotonic() - start
 
-    graded, reference, lock = {}, {}, threading.Lock()
+    graded, reference, boxes, lock = {}, {}, {}, threading.Lock()
 
     def on(k, gpu):
         said = f"[gpu {gpu}] " if len(gpus) > 1 else ""
-        env = {"CUDA_VISIBLE_DEVICES": gpu} if gpu is not None else {}
-        return dict(config, worker=k, gpu=gpu, env=env), said
+        return dict(config, worker=k, gpu=gpu, sandbox=boxes[k]), said
 
     def measure_reference(k, gpu):   # first on every worker: criteria compare to its numbers
+        boxes[k] = worker_sandbox(config, gpu)   # CUDA_VISIBLE_DEVICES, its GPU's node
         cfg, said = on(k, gpu)
         for job in ours[k] if ours else []:
             say(f"grade: {said}the reference solution, {job.exercise}")
@@ -255,8 +330,30 @@ def grade_runs(args, rubric_set, out, people, gpus):
     workers.share(gpus, [name for name, _ in people], measure_reference, grade_student)
     context = {"memcheck": config["sanitizer"] or config["memcheck_note"],
                "solutions": str(solutions) if reference else None,
-               "build_seconds": config["build_seconds"]}
+               "build_seconds": config["build_seconds"],
+               "sandbox": config["sandbox"].describe()}
     return graded, reference, context
+
+
+def builds_only(config, jobs, single, why):
+    """No usable GPU: builds each file (in the sandbox), says whether it builds,
+    and stops, writing no grade file (a 0 that is not a grade could be taken
+    for one), nor run.json (no grading run happened)."""
+    count = sum(1 for j in jobs if j.source)
+    say(f"grade: no usable GPU, so building only: {count} file{'s' * (count != 1)}")
+    built = build_all(config, jobs)
+    for job in jobs:
+        who = job.exercise if single else f"{reports.printable(job.student)} {job.exercise}"
+        if job.problem:
+            print(f"{who}: builds: no ({reports.printable(job.problem['reason'])})")
+        elif not job.source:
+            print(f"{who}: builds: no (no {job.exercise}_*.cu in the submission)")
+        elif built[job.work]["ok"]:
+            print(f"{who}: builds: yes")
+        else:
+            print(f"{who}: builds: no ({built[job.work]['error']})")
+    raise Stop(f"grade: no GPU is usable here ({why}): nothing graded, no grade files "
+               "written", 3)
 
 
 def _record(home, outcome):
@@ -287,7 +384,23 @@ def load_recorded(folder, rubric_set):
     if not graded:
         raise Stop(f"grade: {folder}: no recorded outcomes (outcomes/exNN.json) there", 2)
     return graded, reference, {"memcheck": "as recorded",
-                               "solutions": "as recorded" if reference else None}
+                               "solutions": "as recorded" if reference else None,
+                               "sandbox": recorded_sandbox(graded)}
+
+
+def recorded_sandbox(graded):
+    """How recorded outcomes were sandboxed: the first unsafe way when any
+    was, so that the reports say so."""
+    said = {o.get("sandbox") for g in graded.values() for o in g} - {None}
+    unsafe = sorted(x for x in said if not x.startswith("bubblewrap"))
+    return unsafe[0] if unsafe else ", ".join(sorted(said)) or "not recorded"
+
+
+def unsafe_note(context):
+    """'' for a sandboxed run, else what every report says about it."""
+    if context["sandbox"].startswith(("bubblewrap", "not recorded")):
+        return ""
+    return f"graded without a sandbox: {context['sandbox']}"
 
 
 def reference_metrics(reference, outcome):
@@ -329,26 +442,36 @@ def heading(graded, context):
                if ((o.get("measure") or {}).get("metrics") or {}).get("device")}
     return (f"streamlab grading on {', '.join(sorted(devices)) or 'no GPU'}; memcheck: "
             f"{context['memcheck']}; reference: "
-            f"{context['solutions'] or 'none (the rubrics model thresholds apply)'}")
+            f"{context['solutions'] or 'none (the rubrics model thresholds apply)'}; "
+            f"sandbox: {context['sandbox']}")
 
 
-def write_reports(out, results, title, notes, gradescope, single):
+def write_reports(out, results, title, notes, gradescope, single, unsafe=""):
     """The table on stdout and in report.txt, grades.csv, grades-import.csv,
-    junit.xml and, for Gradescope, each student's results.json: the files written."""
+    junit.xml and, for Gradescope, each student's results.json: the files
+    written. Graded without a sandbox (`unsafe` says how), every report says
+    so, and grades-import.csv, which has no room to say it and goes straight
+    into a gradebook, is not written."""
+    import_csv = out / "grades-import.csv"
+    import_csv.unlink(missing_ok=True)   # never one left from an earlier run
+    if unsafe:
+        notes = notes + [f"note: {unsafe}. Do not trust these grades; no "
+                         "grades-import.csv was written."]
     text = reports.table(results, title) + "\n".join(notes)
     print(text)
     (out / "report.txt").write_text(text + "\n", encoding="utf-8")
-    reports.write_csv(out / "grades.csv", results)
-    reports.write_import_csv(out / "grades-import.csv", results)
-    reports.write_junit(out / "junit.xml", results)
-    written = [out / "report.txt", out / "grades.csv", out / "grades-import.csv",
-               out / "junit.xml"]
+    reports.write_csv(out / "grades.csv", results, unsafe)
+    reports.write_junit(out / "junit.xml", results, unsafe)
+    written = [out / "report.txt", out / "grades.csv", out / "junit.xml"]
+    if not unsafe:
+        reports.write_import_csv(import_csv, results)
+        written.insert(2, import_csv)
     if gradescope:
         for s in results:
             home = out if single else out / submissions.folder_key(s["student"])
             home.mkdir(parents=True, exist_ok=True)
             with open(home / "results.json", "w", encoding="utf-8") as f:
-                json.dump(reports.gradescope(s), f, indent=1)
+                json.dump(reports.gradescope(s, unsafe), f, indent=1)
             written.append(home / "results.json")
     return written
 
@@ -394,10 +517,20 @@ def main(argv=None):
                         help="seconds per pass, replacing the rubrics' limits")
     parser.add_argument("--jobs", type=int, metavar="N",
                         help="builds at once (default: the CPUs this process may use)")
+    parser.add_argument("--memory-limit", type=float, metavar="GIB",
+                        help="memory a sandbox may hold, all its processes together "
+                        f"(default {sandbox.LIMITS.memory >> 30})")
+    parser.add_argument("--unsafe", action="store_true",
+                        help="where no sandbox can be made, grade without one (every "
+                        "report says so)")
+    # stand-ins for the tests: a command for the harness, and for the GPU probe
     parser.add_argument("--fake-harness", metavar="CMD", help=argparse.SUPPRESS)
+    parser.add_argument("--fake-gpu-probe", metavar="CMD", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.time_limit is not None and not args.time_limit > 0:
         parser.error("--time-limit must be a positive number of seconds")
+    if args.memory_limit is not None and not args.memory_limit > 0:
+        parser.error("--memory-limit must be a positive number of GiB")
     if args.shard and not args.submissions:
         parser.error("--shard goes with --submissions (a class folder)")
     if args.gpus is not None and args.gpus < 1:
@@ -436,26 +569,26 @@ def grade(args):
         if everyone is not None:
             record = dict(everyone=everyone, students=[name for name, _ in people],
                           shard=args.shard or (1, 1), gpus=gpus,
-                          build_seconds=context["build_seconds"])
+                          build_seconds=context["build_seconds"], sandbox=context["sandbox"])
     out.mkdir(parents=True, exist_ok=True)
 
     results, notes = score_all(graded, reference, rubric_set)
+    statuses = [e["status"] for s in results for e in s["exercises"]
+                if e["status"] not in ("missing", "build_error")]
+    if statuses and all(s == "cannot_run" for s in statuses):   # the GPU probe passed, and yet
+        reason = next(e["reason"] for s in results for e in s["exercises"]
+                      if e["status"] == "cannot_run")
+        raise Stop(f"grade: {reason} (the harnesses built; grade on a machine with a GPU): "
+                   "nothing graded, no grade files written", 3)
     written = write_reports(out, results, heading(graded, context), notes,
                             args.format == "gradescope",
-                            len(results) == 1 and not args.submissions)
+                            len(results) == 1 and not args.submissions, unsafe_note(context))
     print(f"grade: wrote {', '.join(str(p) for p in written[:4])}"
           f"{' and more' if len(written) > 4 else ''} in {time.monotonic() - start:.0f} s",
           file=sys.stderr)
     if record:
         print(shards.throughput(shards.write_run(
             out, seconds=time.monotonic() - start, **record)), file=sys.stderr)
-
-    statuses = [e["status"] for s in results for e in s["exercises"]
-                if e["status"] not in ("missing", "build_error")]
-    if statuses and all(s == "cannot_run" for s in statuses):
-        reason = next(e["reason"] for s in results for e in s["exercises"]
-                      if e["status"] == "cannot_run")
-        raise Stop(f"grade: {reason} (the harnesses built; grade on a machine with a GPU)", 3)
     return 0
 
 
@@ -487,9 +620,10 @@ def merge(args):
     results.sort(key=lambda s: s["student"])
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    context = {"memcheck": "as recorded", "solutions": "as recorded in each shard"}
+    context = {"memcheck": "as recorded", "solutions": "as recorded in each shard",
+               "sandbox": recorded_sandbox(everything)}
     written = write_reports(out, results, heading(everything, context), notes,
-                            args.format == "gradescope", False)
+                            args.format == "gradescope", False, unsafe_note(context))
     print(f"grade: joined {len(parts)} shards, {len(results)} students: wrote "
           f"{', '.join(str(p) for p in written[:4])}", file=sys.stderr)
     return 0

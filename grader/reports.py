@@ -1,19 +1,58 @@
 """The grader's outputs: a table for people, a CSV for the gradebook (and
 one of totals to import), JUnit XML for an LMS or CI, and Gradescope's
-results.json. Each takes the graded
-students: dicts with "student", "seconds" and "exercises", a list of what
-rubric.score() returned. Standard library only.
+results.json. Each takes the graded students: dicts with "student",
+"seconds" and "exercises", a list of what rubric.score() returned. Every
+text goes through printable() on its way out, whatever it came from.
+Standard library only.
 """
 
 import csv
+import re
 import socket
 import time
+import unicodedata
 import xml.etree.ElementTree as ET
 
 from rubric import fmt
 
 CSV_FIELDS = ["student", "exercise", "points", "max_points", "status", "reason"]
 IMPORT_FIELDS = ["student", "total", "max"]
+TEXT_LIMIT = 300      # characters of a message from a student's code or its build
+# Characters that change how a text reads rather than what it says: the
+# controls (terminal escapes, NUL, C1), the bidirectional overrides and
+# isolates ("Trojan Source"), and what XML 1.0 cannot hold at all.
+_BIDI = set("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+
+
+def printable(text, limit=TEXT_LIMIT):
+    """text as it may reach a report: one line, whitespace as spaces, each
+    control, bidi override, surrogate or XML non-character as U+FFFD, cut to
+    `limit` characters. For compiler messages, a program's last words,
+    memcheck lines and file names: what a student's code can make."""
+    out = []
+    for ch in str(text):
+        if ch.isspace():
+            ch = " "
+        elif (unicodedata.category(ch) in ("Cc", "Cs") or ch in _BIDI
+              or ch in "\ufffe\uffff"):
+            ch = "\ufffd"
+        out.append(ch)
+    line = re.sub(r" {2,}", " ", "".join(out)).strip()
+    return line if len(line) <= limit else line[:limit - 3] + "..."
+
+
+def cleaned(students):
+    """A copy of the graded students with every text printable(): the one
+    gate between what was recorded and what is written."""
+    def clean(value, key=None):
+        if isinstance(value, str):
+            return printable(value, TEXT_LIMIT if key in ("student", "title") else 4 * TEXT_LIMIT)
+        if isinstance(value, dict):
+            return {k: clean(v, k) for k, v in value.items()}
+        if isinstance(value, list):
+            return [clean(v) for v in value]
+        return value
+    return [clean(s) for s in students]
 
 
 def totals(student):
@@ -23,8 +62,8 @@ def totals(student):
 
 def table(students, heading):
     """The readable report: per student, each exercise and each criterion."""
-    lines = [heading, ""]
-    for s in students:
+    lines = [printable(heading, 4 * TEXT_LIMIT), ""]
+    for s in cleaned(students):
         points, total = totals(s)
         lines.append(f"{s['student']}: {fmt(points)}/{fmt(total)} points")
         for e in s["exercises"]:
@@ -43,31 +82,35 @@ def table(students, heading):
     return "\n".join(lines)
 
 
-def write_csv(path, students):
-    """One row per student and exercise: student,exercise,points,max_points,status,reason."""
+def write_csv(path, students, note=""):
+    """One row per student and exercise: student,exercise,points,max_points,status,reason.
+    A note (how the run was made) closes every reason."""
     with open(path, "w", newline="", encoding="utf-8") as f:
         out = csv.writer(f, lineterminator="\n")
         out.writerow(CSV_FIELDS)
-        for s in students:
+        for s in cleaned(students):
             for e in s["exercises"]:
                 out.writerow([s["student"], e["exercise"], fmt(e["points"]),
-                              fmt(e["max_points"]), e["status"], e["reason"]])
+                              fmt(e["max_points"]), e["status"],
+                              f"{e['reason']}; {note}" if note else e["reason"]])
 
 
 def write_import_csv(path, students):
     """One row per student, student,total,max: the total a gradebook imports
-    (exercises/README.md, "Gradebooks", says how for Canvas, Moodle and Gradescope)."""
+    (exercises/README.md, "Gradescope, and gradebooks", says how for Canvas and Moodle)."""
     with open(path, "w", newline="", encoding="utf-8") as f:
         out = csv.writer(f, lineterminator="\n")
         out.writerow(IMPORT_FIELDS)
-        for s in students:
+        for s in cleaned(students):
             out.writerow([s["student"], *map(fmt, totals(s))])
 
 
-def write_junit(path, students):
+def write_junit(path, students, note=""):
     """JUnit XML in the shape of Bats' junit formatter: <testsuites>, one
     <testsuite> per student, one <testcase> per criterion, a <failure> for
-    each criterion short of its points."""
+    each criterion short of its points. A note becomes a property of each
+    testsuite. Valid XML whatever the texts held (cleaned())."""
+    students = cleaned(students)
     seconds = sum(s.get("seconds", 0) for s in students)
     suites = ET.Element("testsuites", time=f"{seconds:.3f}")
     stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime())
@@ -78,6 +121,9 @@ def write_junit(path, students):
                               failures=str(failures), errors="0", skipped="0",
                               time=f"{s.get('seconds', 0):.3f}", timestamp=stamp,
                               hostname=socket.gethostname())
+        if note:
+            ET.SubElement(ET.SubElement(suite, "properties"), "property", name="note",
+                          value=printable(note))
         for e, c in cases:
             case = ET.SubElement(suite, "testcase", classname=f"{s['student']}.{e['exercise']}",
                                  name=f"{e['exercise']} {c['name']}: {c['what']}", time="0")
@@ -92,8 +138,10 @@ def write_junit(path, students):
         f.write("\n")
 
 
-def gradescope(student):
-    """Gradescope's autograder results (results.json): a test per criterion."""
+def gradescope(student, note=""):
+    """Gradescope's autograder results (results.json): a test per criterion.
+    A note opens the output the student reads."""
+    student = cleaned([student])[0]
     points, total = totals(student)
     tests = []
     for e in student["exercises"]:
@@ -108,10 +156,11 @@ def gradescope(student):
             })
     summary = "; ".join(f"{e['exercise']} {fmt(e['points'])}/{fmt(e['max_points'])} "
                         f"{e['status']}" for e in student["exercises"])
+    output = f"{fmt(points)}/{fmt(total)} points: {summary}"
     return {
         "score": points,
         "execution_time": round(student.get("seconds", 0), 1),
-        "output": f"{fmt(points)}/{fmt(total)} points: {summary}",
+        "output": f"{note}\n{output}" if note else output,
         "visibility": "visible",
         "tests": tests,
     }

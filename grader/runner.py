@@ -1,8 +1,11 @@
 """Building a grading harness around a student's file, and running one pass
-of it: with a time limit, in its own process group, its output cut to the
-tail, its result line taken only with this run's nonce, under
-compute-sanitizer memcheck when asked. grade.py calls these; each returns
-what happened as a dict that goes into the recorded outcome. Standard
+of it: in the sandbox (sandbox.py: a time limit and the others, nothing
+left running after it, the output cut to the tail), its result line taken
+only with this run's nonce, under compute-sanitizer memcheck when asked; and
+the GPU probe that says whether grading can happen here at all, and which
+device node a worker's sandbox needs. grade.py calls these; each returns
+what happened as a dict that goes into the recorded outcome, every message
+from the student's code or its build made printable() first. Standard
 library only.
 """
 
@@ -13,16 +16,18 @@ import secrets
 import shlex
 import shutil
 import signal
-import subprocess
-import threading
-import time
+import sys
+import tempfile
 from pathlib import Path
 
+import sandbox
+import workers
+from reports import printable
 from rubric import fmt
 
 ROOT = Path(__file__).resolve().parent.parent
 BUILD_LIMIT_S = 300
-KEEP_OUTPUT = 256 * 1024   # bytes of a pass's stdout and stderr kept: the tail
+PROBE_LIMIT_S = 60
 
 
 # ---- building a harness -------------------------------------------------------------------
@@ -32,12 +37,21 @@ def first_error(log):
     lines = [line.strip() for line in log.splitlines() if line.strip()]
     for line in lines:
         if re.search(r"\berror\b|undefined reference", line, re.IGNORECASE):
-            return line[:300]
-    return lines[-1][:300] if lines else "the compiler failed without a message"
+            return printable(line)
+    return printable(lines[-1]) if lines else "the compiler failed without a message"
 
 
-def build(tools, exercise, source, work):
-    """Builds the harness of `exercise` around `source` in `work`: {"ok", "error"}.
+def write_log(path, text):
+    """Writes a log the grader keeps in a folder a sandbox wrote in: a fresh
+    file, never through a link left there."""
+    path.unlink(missing_ok=True)
+    with open(path, "x", encoding="utf-8") as f:
+        f.write(text)
+
+
+def build(tools, exercise, source, work, box):
+    """Builds the harness of `exercise` around `source` in `work`, in the
+    sandbox `box` with `work` its scratch folder: {"ok", "error"}.
     The source is copied in as submission.cu, whose #line keeps its own name in
     the compiler's messages and in CUDA_CHECK's."""
     work.mkdir(parents=True, exist_ok=True)
@@ -46,58 +60,19 @@ def build(tools, exercise, source, work):
     cmd = [tools["NVCC"], *shlex.split(tools["NVCCFLAGS"]), "-I", str(work),
            "-o", str(work / "harness"), f"grader/harness/{exercise}.cu", tools["LIB"],
            *shlex.split(tools["LDLIBS"])]
-    try:
-        proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True,
-                              errors="replace", timeout=BUILD_LIMIT_S)
-    except subprocess.TimeoutExpired:
-        return {"ok": False, "error": f"the build took longer than {BUILD_LIMIT_S} s"}
-    log = (proc.stdout + proc.stderr).replace(f"{work}/", "")
-    (work / "build.log").write_text(log, encoding="utf-8")
-    return {"ok": proc.returncode == 0, "error": "" if proc.returncode == 0 else first_error(log)}
+    done = sandbox.run(box, cmd, BUILD_LIMIT_S, work)
+    log = (done.stdout + done.stderr).replace(f"{work}/", "")
+    write_log(work / "build.log", log)
+    if done.stopped:
+        return {"ok": False, "error": f"the build {done.why}"}
+    return {"ok": done.returncode == 0, "error": "" if done.returncode == 0 else first_error(log)}
 
 
 # ---- running a pass ----------------------------------------------------------------------
 
 def last_line(text):
     lines = [line.strip() for line in (text or "").splitlines() if line.strip()]
-    return lines[-1][:300] if lines else ""
-
-
-def _tail(stream, out):
-    """Reads a pipe to its end, keeping the last KEEP_OUTPUT bytes: a program
-    that prints forever cannot fill the grader's memory."""
-    kept = bytearray()
-    for chunk in iter(lambda: stream.read1(65536), b""):
-        kept += chunk
-        if len(kept) > 2 * KEEP_OUTPUT:
-            del kept[:-KEEP_OUTPUT]
-    out.append(bytes(kept[-KEEP_OUTPUT:]).decode("utf-8", errors="replace"))
-
-
-def run_limited(cmd, limit, env):
-    """Runs cmd in its own process group; kills the group after `limit` s.
-    Returns (returncode or None when timed out, stdout, stderr, seconds)."""
-    start = time.monotonic()
-    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdin=subprocess.DEVNULL,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            start_new_session=True)
-    out, err = [], []
-    readers = [threading.Thread(target=_tail, args=(proc.stdout, out)),
-               threading.Thread(target=_tail, args=(proc.stderr, err))]
-    for r in readers:
-        r.start()
-    try:
-        rc = proc.wait(timeout=limit)
-    except subprocess.TimeoutExpired:
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except ProcessLookupError:  # it ended just now
-            pass
-        proc.wait()
-        rc = None
-    for r in readers:
-        r.join()
-    return rc, out[0], err[0], time.monotonic() - start
+    return printable(lines[-1]) if lines else ""
 
 
 def parse_result(stdout, exercise, pass_name, nonce):
@@ -137,41 +112,52 @@ def parse_memcheck(log):
         if summary:
             errors = max(errors, int(summary.group(1)))
         elif not first and re.match(r"=+ \S", line) and "COMPUTE-SANITIZER" not in line:
-            first = re.sub(r"^=+ ", "", line).strip()[:300]
+            first = printable(re.sub(r"^=+ ", "", line))
     return errors, first
 
 
 def run_pass(config, exercise, work, pass_name, limit):
-    """One pass of a built harness: {"status", "detail", "seconds", "metrics"} and,
-    for the check pass, "memcheck"."""
+    """One pass of a built harness, in the sandbox with a scratch folder of its
+    own: {"status", "detail", "seconds", "metrics"} and, for the check pass,
+    "memcheck"."""
     nonce = secrets.token_hex(16)
-    env = dict(os.environ, **config.get("env", {}), GRADER_NONCE=nonce, GRADER_PASS=pass_name,
-               GRADER_EXERCISE=exercise)   # env: the worker's CUDA_VISIBLE_DEVICES
+    # the worker's CUDA_VISIBLE_DEVICES comes with its sandbox (worker_sandbox)
+    env = {"GRADER_NONCE": nonce, "GRADER_PASS": pass_name, "GRADER_EXERCISE": exercise}
     sanitizer = config["sanitizer"] if pass_name == "check" else None
     if config["fake_harness"]:
-        cmd = ["sh", "-c", config["fake_harness"]]
+        cmd, files = ["sh", "-c", config["fake_harness"]], []
     else:
         cmd = [str(work / "harness")] + (["--check"] if pass_name == "check" else [])
-    log = work / "memcheck.log"
-    if sanitizer:
-        log.unlink(missing_ok=True)
+        files = [work / "harness"]
+    if sanitizer:   # its log goes to a pipe the grader reads (sandbox.LOG)
         cmd = [sanitizer, "--tool", "memcheck", "--report-api-errors", "no", "--print-limit",
-               "10", "--log-file", str(log)] + cmd
-    rc, out, err, seconds = run_limited(cmd, limit, env)
-    (work / f"{pass_name}.stdout").write_text(out, encoding="utf-8")
-    (work / f"{pass_name}.stderr").write_text(err, encoding="utf-8")
-    result = {"status": "ok", "detail": "", "seconds": round(seconds, 2), "metrics": None}
+               "10", "--log-file", sandbox.LOG] + cmd
+    scratch = Path(tempfile.mkdtemp(prefix=f"{exercise}-{pass_name}-", dir=config["scratch"]))
+    try:
+        done = sandbox.run(config["sandbox"], cmd, limit, scratch, files=files, env=env)
+    finally:
+        sandbox.remove(scratch)
+    out, err, rc = done.stdout, done.stderr, done.returncode
+    write_log(work / f"{pass_name}.stdout", out)
+    write_log(work / f"{pass_name}.stderr", err)
+    result = {"status": "ok", "detail": "", "seconds": round(done.seconds, 2), "metrics": None}
     if pass_name == "check":
         result["memcheck"] = {"ran": bool(sanitizer), "errors": 0, "first": "",
                               "note": config["memcheck_note"]}
-        if sanitizer and log.exists():
-            errors, first = parse_memcheck(log.read_text(encoding="utf-8", errors="replace"))
+        if sanitizer:
+            write_log(work / "memcheck.log", done.log)
+            errors, first = parse_memcheck(done.log)
             result["memcheck"].update(errors=errors, first=first)
     # the harness's messages start "grade-exNN: ": the row says which exercise already
     said = re.sub(r"^grade-ex\d\d: (cannot run here: )?", "", last_line(err))
-    if rc is None:
+    if done.stopped == "time":
         result.update(status="timed_out", detail=f"timed out after {fmt(limit)} s")
-    elif rc < 0 or (sanitizer and 128 < rc <= 128 + 64):
+    elif done.stopped:
+        result.update(status="over_limit", detail=f"stopped: it {done.why}")
+    elif done.lingered:
+        result.update(status="error", detail="processes it started were still there "
+                      f"{sandbox.GONE_WAIT_S} s after it ended")
+    elif rc < 0 or 128 < rc <= 128 + 64:   # bwrap and compute-sanitizer say 128 + the signal
         number = -rc if rc < 0 else rc - 128
         try:
             name = signal.Signals(number).name
@@ -190,3 +176,63 @@ def run_pass(config, exercise, work, pass_name, limit):
                           "own (did the student's code exit early?)")
         result["metrics"] = metrics
     return result
+
+
+def probe(config, box):
+    """Runs the GPU probe (or its stand-in) in `box`: (None, what it printed)
+    when a GPU is usable from in there, else (why not, ""). (None, "") when
+    there is no probe to run."""
+    if config["fake_probe"]:
+        cmd = ["sh", "-c", config["fake_probe"]]
+    elif config["tools"] and config["tools"].get("PROBE"):
+        cmd = [config["tools"]["PROBE"]]
+    else:
+        return None, ""
+    scratch = Path(tempfile.mkdtemp(prefix="gpu-probe-", dir=config["scratch"]))
+    try:
+        done = sandbox.run(box, cmd, PROBE_LIMIT_S, scratch)
+    finally:
+        sandbox.remove(scratch)
+    if done.returncode == 0:
+        return None, done.stdout
+    said = re.sub(r"^[\w-]+: (cannot run here: )?", "", last_line(done.stderr))
+    if done.returncode == 3:
+        return said or "the GPU probe said this machine cannot run CUDA programs", ""
+    return f"the GPU probe {done.why or f'stopped with exit {done.returncode}'}" + \
+        (f": {said}" if said else ""), ""
+
+
+def probe_gpu(config):
+    """None when a GPU is usable here, else why not: the GPU probe, run in the
+    sandbox, so that it also says whether the GPU is usable from in there."""
+    return probe(config, config["sandbox"])[0]
+
+
+def worker_sandbox(config, gpu):
+    """The sandbox of the worker on `gpu` (a CUDA_VISIBLE_DEVICES entry; None:
+    as the grader has it): that entry inside, and of the GPUs' device nodes
+    only its GPU's. Which node that is, the probe says (the PCI address of the
+    device CUDA gives it), and the driver's /proc/driver/nvidia/gpus maps it
+    to /dev/nvidiaN and the GPU's UUID, which then names it inside (with one
+    node, CUDA may number it 0). Where any step fails (a stand-in probe, no
+    driver files, a driver that wants every node), the worker's sandbox keeps
+    every GPU's node, saying so when the probe failed with one."""
+    box = config["sandbox"]
+    if gpu is None:
+        return box
+    box = box.on_gpu(gpu)
+    if box.unsafe:
+        return box
+    why, said = probe(config, box)
+    found = workers.device_node(said) if not why else None
+    if not found or found[0] not in sandbox.gpu_nodes():
+        return box
+    node, uuid = found
+    narrow = box.on_gpu(uuid, node)
+    why, _ = probe(config, narrow)
+    if why:
+        print(f"grade: [gpu {gpu}] with only {node} of the GPUs' device nodes in the "
+              f"sandbox, the GPU probe failed ({why}): this worker's sandbox holds every "
+              "GPU's node", file=sys.stderr)
+        return box
+    return narrow

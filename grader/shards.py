@@ -24,14 +24,17 @@ def class_digest(names):
     return hashlib.sha256("\n".join(names).encode("utf-8")).hexdigest()[:16]
 
 
-def write_run(out, *, everyone, students, shard, gpus, seconds, build_seconds):
-    """Records a finished run in OUT/run.json, with its throughput; returns it."""
+def write_run(out, *, everyone, students, shard, gpus, seconds, build_seconds, sandbox):
+    """Records a finished run in OUT/run.json, with its throughput and how
+    student code was sandboxed; returns it. It records no grades, and a run
+    that graded nothing (no GPU) writes none."""
     minutes = seconds / 60
     record = {
         "shard": {"index": shard[0], "count": shard[1]},
         "class": {"students": everyone, "digest": class_digest(everyone)},
         "students": students,
         "gpus": [g if g is not None else "as given" for g in gpus],
+        "sandbox": sandbox,
         "host": socket.gethostname(),
         "finished": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         "seconds": round(seconds, 1),

@@ -9,6 +9,12 @@ import queue
 import re
 import shutil
 import subprocess
+from pathlib import Path
+
+# What the NVIDIA driver says of each GPU: a folder per PCI address, whose
+# "information" names its device node's minor number and its UUID.
+DRIVER_GPUS = Path("/proc/driver/nvidia/gpus")
+PCI = re.compile(r"\b([0-9a-fA-F]{4,8}):([0-9a-fA-F]{2}):([0-9a-fA-F]{2})\.([0-7])\b")
 
 
 def visible_gpus():
@@ -74,3 +80,31 @@ def share(gpus, items, start, one):
             while not todo.empty():
                 todo.get_nowait()
             raise
+
+
+def _pci(text):
+    """(domain, bus, device, function) of the first PCI address in text, or None."""
+    found = PCI.search(text or "")
+    return tuple(int(part, 16) for part in found.groups()) if found else None
+
+
+def device_node(probed):
+    """(/dev/nvidiaN, its GPU's UUID) of the GPU at the PCI address the GPU
+    probe printed, from the driver's /proc/driver/nvidia/gpus; None when
+    either does not say (a stand-in probe, no NVIDIA driver here)."""
+    address = _pci(probed)
+    if address is None or not DRIVER_GPUS.is_dir():
+        return None
+    for folder in sorted(DRIVER_GPUS.iterdir()):
+        if _pci(folder.name) != address:
+            continue
+        try:
+            text = (folder / "information").read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return None
+        minor = re.search(r"^Device Minor:\s*(\d+)\s*$", text, re.MULTILINE)
+        uuid = re.search(r"^GPU UUID:\s*(\S+)\s*$", text, re.MULTILINE)
+        if minor and uuid:
+            return f"/dev/nvidia{minor.group(1)}", uuid.group(1)
+        return None
+    return None

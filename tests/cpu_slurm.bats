@@ -26,6 +26,7 @@ setup() {
     command -v sbatch >/dev/null && command -v slurmctld >/dev/null && command -v munged >/dev/null ||
         skip "Slurm is not installed (apt-get install slurm-wlm munge; tests/run.sh does where CI=true)"
     [ "$(id -u)" = 0 ] || skip "starting a Slurm cluster of its own needs root (slurmd)"
+    require_sandbox # the shards grade in it, as any grading does
 }
 
 @test "a Slurm job array of shards and a merge job after it give an unsharded run's CSV" {

@@ -95,6 +95,39 @@ build-error ex01 0/10,build_error
 EOF
 }
 
+@test "the GPU is usable from inside the sandbox, and every run of the grading was sandboxed" {
+    run python3 - <<'PY'
+import sys, tempfile
+sys.path.insert(0, "grader")
+import sandbox
+with tempfile.TemporaryDirectory() as folder:
+    done = sandbox.run(sandbox.Sandbox(readonly=["build/tests"]), ["build/tests/gpu_probe"], 60,
+                       f"{folder}/scratch")
+print(done.returncode, done.stdout.strip(), done.stderr.strip()[-300:])
+PY
+    assert_output --regexp "^0 [^ ]"
+    run grep -L '"sandbox": "bubblewrap' "$ALL"/*/outcomes/*.json
+    assert_output ""
+}
+
+@test "each worker grades in a sandbox holding its own GPU's device node, and no other GPU's" {
+    [ -n "${CUDA_VISIBLE_DEVICES:-}" ] || command -v nvidia-smi >/dev/null ||
+        skip "no nvidia-smi and no CUDA_VISIBLE_DEVICES: one worker, with the GPUs as the grader has them"
+    run grep "holds every GPU's node" "$ALL.txt"
+    assert_failure # the grader says so when a worker's sandbox needed every node
+    run python3 - "$ALL" <<'PY'
+import json, pathlib, sys
+nodes = {}   # the worker's GPU: the device nodes its sandboxes held
+for path in pathlib.Path(sys.argv[1]).glob("**/outcomes/*.json"):
+    outcome = json.loads(path.read_text())
+    if outcome.get("measure"):
+        nodes.setdefault(outcome["gpu"], set()).add(str(outcome.get("gpu_node")))
+print(sorted((gpu, sorted(held)) for gpu, held in nodes.items()))
+PY
+    assert_output --regexp "/dev/nvidia[0-9]+"
+    refute_output --partial "None"
+}
+
 @test "the reference solutions reach every target by the harnesses' own measurements" {
     need solutions
     run metric solutions ex01 speedup_vs_blocking

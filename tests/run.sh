@@ -20,6 +20,7 @@ has_library bats-assert || missing+=(bats-assert)
 command -v python3 >/dev/null || missing+=(python3)
 command -v cppcheck >/dev/null || missing+=(cppcheck)     # make lint (tests/cpu_lint.bats)
 command -v clang-tidy >/dev/null || missing+=(clang-tidy) # make lint
+command -v bwrap >/dev/null || missing+=(bubblewrap)      # the grader's sandbox (cpu_sandbox.bats)
 plots/python.sh >/dev/null 2>&1 || missing+=(python3-matplotlib)
 # a real single-node Slurm for tests/cpu_slurm.bats: heavy, so in CI only
 # (elsewhere those tests skip, saying what to install)

@@ -24,6 +24,14 @@ require_no_gpu() {
     fi
 }
 
+# Skips the test, with the reason, where the grader cannot make its sandbox
+# (grader/sandbox.py: no bwrap, or no namespaces for it).
+require_sandbox() {
+    local why
+    why=$(python3 -c 'import sys; sys.path.insert(0, "grader"); import sandbox; print(sandbox.check() or "")')
+    [ -z "$why" ] || skip "no sandbox for the grader here: $why"
+}
+
 # report FILE...: the report checker (parses CSV and JSON; see its --help).
 report() { python3 "$ROOT/tests/tools/report_check.py" "$@"; }
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Gradescope runs this once, when it builds the autograder's image: the
-# grader needs make and Python 3 (standard library only), and the CUDA
-# toolkit, which the image must already have, with the GPU's driver.
+# grader needs make, Python 3 (standard library only) and bubblewrap (its
+# sandbox), and the CUDA toolkit, which the image must already have, with the
+# GPU's driver.
 #
 # Gradescope's hosted autograders have no GPU and no CUDA toolkit: there this
 # stops with one line (exit 3). Grade on a GPU machine instead and import
@@ -12,5 +13,6 @@ if ! command -v nvcc >/dev/null; then
     exit 3
 fi
 apt-get update -qq
-DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends make g++ python3
-make -s -C /autograder/source build/libstreamlab.a
+DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends make g++ python3 \
+    bubblewrap
+make -s -C /autograder/source build/libstreamlab.a build/tests/gpu_probe
