@@ -49,6 +49,13 @@ def write_log(path, text):
         f.write(text)
 
 
+def c_string(text):
+    """text inside a C string literal: a file name with a quote, a backslash or
+    a control character in it would end #line's string or the line early."""
+    return "".join(f"\\{ord(c):03o}" if ord(c) < 32 or c == "\x7f" else
+                   "\\" + c if c in '"\\' else c for c in text)
+
+
 def build(tools, exercise, source, work, box):
     """Builds the harness of `exercise` around `source` in `work`, in the
     sandbox `box` with `work` its scratch folder: {"ok", "error"}.
@@ -56,7 +63,8 @@ def build(tools, exercise, source, work, box):
     the compiler's messages and in CUDA_CHECK's."""
     work.mkdir(parents=True, exist_ok=True)
     text = source.read_text(encoding="utf-8", errors="replace")
-    (work / "submission.cu").write_text(f'#line 1 "{source.name}"\n{text}', encoding="utf-8")
+    (work / "submission.cu").write_text(f'#line 1 "{c_string(source.name)}"\n{text}',
+                                        encoding="utf-8")
     cmd = [tools["NVCC"], *shlex.split(tools["NVCCFLAGS"]), "-I", str(work),
            "-o", str(work / "harness"), f"grader/harness/{exercise}.cu", tools["LIB"],
            *shlex.split(tools["LDLIBS"])]

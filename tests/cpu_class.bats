@@ -166,6 +166,18 @@ seven_in_shards() {
     done
 }
 
+@test "a file name with a quote or a backslash builds, and the compiler's messages keep the name" {
+    require_sandbox
+    command -v nvcc >/dev/null || skip "no nvcc here"
+    student ann 'ex01_a"b\c.cu'
+    echo 'static int broken = not_declared;' >>"$CLASS/ann/ex01_a\"b\\c.cu"
+    run --separate-stderr grade --submissions "$CLASS" --only ex01 --no-reference --no-memcheck \
+        --out "$BATS_TEST_TMPDIR/out" \
+        --fake-gpu-probe 'echo "gpu_probe: cannot run here: no GPU in this test" >&2; exit 3'
+    assert_failure 3
+    assert_output --regexp '^ann ex01: builds: no \(ex01_a"b\\c\.cu\([0-9]+\): error: identifier "not_declared" is undefined\)$'
+}
+
 @test "--shard I/N grades every N-th student from the I-th, the same slices wherever it runs" {
     require_sandbox
     seven_in_shards
