@@ -21,6 +21,6 @@ lab03_programs() { programs | grep -xE 'lab03|ex03|sol03'; }
         run "./$p" --help
         assert_success
         assert_output --partial "--kernel-ms MS"
-        assert_output --partial "(0.5 to 1000; default 5, --quick 1)"
+        assert_output --regexp "\(0\.5 to 1000; default 5, --quick (1|2\.5)\)"
     done
 }
