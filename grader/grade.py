@@ -6,18 +6,22 @@
     grade.py --rescore OUT        score the runs recorded in OUT again, with the
                                   rubrics as they are now: no GPU needed
 
-For each exercise it builds grader/harness/exNN.cu with the student's file
-included, runs it with a time limit (the measure pass), then again at small
-sizes (the check pass, under compute-sanitizer memcheck where installed), and
-scores the JSON line each pass printed against grader/rubrics/exNN.ini. The
-reference solution (solutions/) runs the same harness in the same run, for
-criteria held relative to it. What the student's program prints is never read.
+For each exercise it builds the exercise's given program
+(exercises/given/exNN.cu) around the student's file, as `make exNN` does:
+two translation units, checked (grader/checks.py), linked with a library and
+given objects built afresh for this grading run in OUT/_build. It runs the
+program with a time limit (the measure pass, --grade), then again at small
+sizes (the check pass, --grade --check, under compute-sanitizer memcheck where
+installed), and scores the JSON line each pass printed, marked with the nonce
+it was handed on stdin, against grader/rubrics/exNN.ini. The reference
+solution (solutions/) runs the same program in the same run, for criteria
+held relative to it. What the student's code prints is never read.
 
 Writes into OUT (build/grade/<student>, or build/grade/all): report.txt (the
 table it prints), grades.csv, junit.xml, and with --format gradescope
 Gradescope's results.json per student; outcomes/exNN.json records each run.
 Exit codes: 0 graded (whatever the scores), 2 usage or rubric error,
-3 cannot run here (no nvcc, or no GPU: every harness said so).
+3 cannot run here (no nvcc, or no GPU: every program said so).
 exercises/README.md is the instructor's guide.
 """
 
@@ -25,8 +29,11 @@ import argparse
 import concurrent.futures
 import json
 import os
+import re
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -36,7 +43,8 @@ import rubric as rubrics  # noqa: E402
 from runner import build, find_sanitizer, last_line, run_pass  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
-HARNESS_DIR = ROOT / "grader" / "harness"
+GIVEN_DIR = ROOT / "exercises" / "given"
+HARNESS_DIR = ROOT / "grader" / "harness"   # transitional: exercises not yet in exercises/given/
 RUBRIC_DIR = ROOT / "grader" / "rubrics"
 REFERENCE = "_reference"   # the reference solution's folder under OUT
 
@@ -52,10 +60,10 @@ class Stop(Exception):
 # ---- what to grade --------------------------------------------------------------------
 
 def exercises(only, rubric_dir):
-    """The exercises with both a rubric and a harness, as {name: rubric}."""
+    """The exercises with both a rubric and a program, as {name: rubric}."""
     found = {}
     for path in sorted(Path(rubric_dir).glob("ex[0-9][0-9].ini")):
-        if (HARNESS_DIR / f"{path.stem}.cu").exists():
+        if (GIVEN_DIR / f"{path.stem}.cu").exists() or (HARNESS_DIR / f"{path.stem}.cu").exists():
             found[path.stem] = path
     if not found:
         raise Stop(f"grade: no rubrics (exNN.ini) in {rubric_dir}", 2)
@@ -102,15 +110,27 @@ def students(args):
 
 # ---- the compiler ----------------------------------------------------------------------
 
-def toolchain():
-    """The compiler, flags and library every program is built with, from the Makefile."""
-    proc = subprocess.run(["make", "-s", "--no-print-directory", "grade-flags"], cwd=ROOT,
-                          capture_output=True, text=True)
+def toolchain(out, jobs):
+    """Builds the library and the given programs' objects for this grading run,
+    afresh, into OUT/_build (make grade-flags), and returns the compiler, the
+    flags and those paths. Nothing in the shared build/, nor anything a
+    submission could have left in OUT/_build last time, is linked. (An OUT
+    whose path make cannot take, with spaces or quotes, gets a fresh temporary
+    folder instead.)"""
+    private = out.resolve() / "_build"
+    if re.search(r"[^\w./+-]", str(private)):
+        private = Path(tempfile.mkdtemp(prefix="streamlab-grade-"))
+    shutil.rmtree(private, ignore_errors=True)
+    print(f"grade: building the library and the given programs in {private}", file=sys.stderr)
+    proc = subprocess.run(["make", "-s", "--no-print-directory", f"-j{jobs}", f"BUILD={private}",
+                           "grade-flags"], cwd=ROOT, capture_output=True, text=True)
     if proc.returncode != 0:
         raise Stop("grade: cannot build here: " + (last_line(proc.stderr) or "make failed"), 3)
     tools = dict(line.split("=", 1) for line in proc.stdout.splitlines() if "=" in line)
-    if not {"NVCC", "NVCCFLAGS", "LIB", "LDLIBS"} <= tools.keys():
-        raise Stop("grade: make grade-flags printed no NVCC, NVCCFLAGS, LIB and LDLIBS", 3)
+    if not {"NVCC", "NVCCFLAGS", "EX_NVCCFLAGS", "LIB", "LDLIBS", "GRADING_OBJ",
+            "DEFINERS"} <= tools.keys():
+        raise Stop("grade: make grade-flags printed no NVCC, NVCCFLAGS, EX_NVCCFLAGS, LIB, "
+                   "LDLIBS, GRADING_OBJ and DEFINERS", 3)
     return tools
 
 
@@ -134,7 +154,7 @@ def grade_exercise(config, rubric, student, source, work, built, check=True):
 
 
 def build_all(config, jobs):
-    """Builds every (student, exercise) harness at once, in parallel: {job: build}."""
+    """Builds every (student, exercise) program at once, in parallel: {job: build}."""
     def one(job):
         _, _, source, work = job
         if not source:
@@ -152,7 +172,7 @@ def grade_runs(args, rubric_set, out):
     config = {"fake_harness": args.fake_harness, "time_limit": args.time_limit,
               "jobs": args.jobs or os.cpu_count() or 1, "tools": None, "sanitizer": None}
     if not args.fake_harness:
-        config["tools"] = toolchain()
+        config["tools"] = toolchain(out, config["jobs"])
     if not args.no_memcheck:
         config["sanitizer"] = find_sanitizer(config["tools"])
     config["memcheck_note"] = ("memcheck off" if args.no_memcheck
@@ -170,7 +190,7 @@ def grade_runs(args, rubric_set, out):
         for ex, source in sources(solutions, rubric_set).items():
             jobs.append((REFERENCE, ex, source, out / REFERENCE / "work" / ex))
     count = sum(1 for j in jobs if j[2])
-    print(f"grade: building {count} harness{'' if count == 1 else 'es'}", file=sys.stderr)
+    print(f"grade: building {count} program{'' if count == 1 else 's'}", file=sys.stderr)
     built = build_all(config, jobs)
 
     graded, reference = {}, {}
@@ -324,7 +344,7 @@ def grade(args):
     if statuses and all(s == "cannot_run" for s in statuses):
         reason = next(e["reason"] for s in results for e in s["exercises"]
                       if e["status"] == "cannot_run")
-        raise Stop(f"grade: {reason} (the harnesses built; grade on a machine with a GPU)", 3)
+        raise Stop(f"grade: {reason} (the programs built; grade on a machine with a GPU)", 3)
     return 0
 
 

@@ -1,9 +1,9 @@
-"""Building a grading harness around a student's file, and running one pass
-of it: with a time limit, in its own process group, its output cut to the
-tail, its result line taken only with this run's nonce, under
-compute-sanitizer memcheck when asked. grade.py calls these; each returns
-what happened as a dict that goes into the recorded outcome. Standard
-library only.
+"""Building an exercise's given program around a student's file, and
+running one pass of it: with a time limit, in its own process group, this
+run's nonce written on its stdin, its output cut to the tail, its result line
+taken only with that nonce, under compute-sanitizer memcheck when asked.
+grade.py calls these; each returns what happened as a dict that goes into the
+recorded outcome. Standard library only (and checks.py, beside it).
 """
 
 import json
@@ -18,6 +18,7 @@ import threading
 import time
 from pathlib import Path
 
+import checks
 from rubric import fmt
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -25,7 +26,7 @@ BUILD_LIMIT_S = 300
 KEEP_OUTPUT = 256 * 1024   # bytes of a pass's stdout and stderr kept: the tail
 
 
-# ---- building a harness -------------------------------------------------------------------
+# ---- building a program -------------------------------------------------------------------
 
 def first_error(log):
     """The line a student needs first: the compiler's first error."""
@@ -36,24 +37,62 @@ def first_error(log):
     return lines[-1][:300] if lines else "the compiler failed without a message"
 
 
+def _compile(cmd, cwd, log):
+    """Runs one step of a build, adding its output to log[0]: True when it succeeded."""
+    try:
+        proc = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, errors="replace",
+                              timeout=BUILD_LIMIT_S)
+    except subprocess.TimeoutExpired:
+        log[0] += f"the build took longer than {BUILD_LIMIT_S} s\n"
+        return False
+    log[0] += proc.stdout + proc.stderr
+    return proc.returncode == 0
+
+
 def build(tools, exercise, source, work):
-    """Builds the harness of `exercise` around `source` in `work`: {"ok", "error"}.
-    The source is copied in as submission.cu, whose #line keeps its own name in
-    the compiler's messages and in CUDA_CHECK's."""
+    """Builds work/<exercise>, the exercise's program around the student's
+    `source`: {"ok", "error"}. As `make exNN` does, with its flags (make
+    grade-flags): the include check; the student's file compiled alone, in its
+    own folder, so that messages and CUDA_CHECK name it as the student does;
+    the symbol check; the link with the given objects this grading run built.
+    A refusal is a build error whose reason names the file or symbol."""
+    work = work.resolve()
     work.mkdir(parents=True, exist_ok=True)
+    given = tools.get(f"GIVEN_{exercise}")
+    if not given:
+        return _build_harness(tools, exercise, source, work)
+    folder, obj, log = source.resolve().parent, work / "submission.o", [""]
+    flags = [tools["NVCC"], *shlex.split(tools["EX_NVCCFLAGS"])]
+    try:
+        refused = checks.check_includes(source.name, flags, cwd=folder)
+        ok = not refused and _compile([*flags, "-c", "-o", str(obj), source.name], folder, log)
+        if ok:
+            refused = checks.check_symbols(obj, [given, *shlex.split(tools["DEFINERS"])],
+                                           source.name)
+        ok = ok and not refused and _compile(
+            [*flags, "-o", str(work / exercise), given, str(obj),
+             *shlex.split(tools["GRADING_OBJ"]), tools["LIB"], *shlex.split(tools["LDLIBS"])],
+            ROOT, log)
+    except (OSError, RuntimeError) as e:   # nm, readelf or the compiler could not run
+        refused, ok = f"the checks could not run: {e}", False
+    log = log[0].replace(f"{work}/", "") + (f"refused: {refused}\n" if refused else "")
+    (work / "build.log").write_text(log, encoding="utf-8")
+    return {"ok": ok, "error": "" if ok else refused or first_error(log)}
+
+
+def _build_harness(tools, exercise, source, work):
+    """Transitional, for an exercise without exercises/given/exNN.cu yet: its
+    harness (grader/harness/exNN.cu) with the source included, copied in as
+    submission.cu, whose #line keeps its own name in messages."""
     text = source.read_text(encoding="utf-8", errors="replace")
     (work / "submission.cu").write_text(f'#line 1 "{source.name}"\n{text}', encoding="utf-8")
-    cmd = [tools["NVCC"], *shlex.split(tools["NVCCFLAGS"]), "-I", str(work),
-           "-o", str(work / "harness"), f"grader/harness/{exercise}.cu", tools["LIB"],
-           *shlex.split(tools["LDLIBS"])]
-    try:
-        proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True,
-                              errors="replace", timeout=BUILD_LIMIT_S)
-    except subprocess.TimeoutExpired:
-        return {"ok": False, "error": f"the build took longer than {BUILD_LIMIT_S} s"}
-    log = (proc.stdout + proc.stderr).replace(f"{work}/", "")
+    log = [""]
+    ok = _compile([tools["NVCC"], *shlex.split(tools["NVCCFLAGS"]), "-I", str(work),
+                   "-o", str(work / exercise), f"grader/harness/{exercise}.cu", tools["LIB"],
+                   *shlex.split(tools["LDLIBS"])], ROOT, log)
+    log = log[0].replace(f"{work}/", "")
     (work / "build.log").write_text(log, encoding="utf-8")
-    return {"ok": proc.returncode == 0, "error": "" if proc.returncode == 0 else first_error(log)}
+    return {"ok": ok, "error": "" if ok else first_error(log)}
 
 
 # ---- running a pass ----------------------------------------------------------------------
@@ -74,13 +113,21 @@ def _tail(stream, out):
     out.append(bytes(kept[-KEEP_OUTPUT:]).decode("utf-8", errors="replace"))
 
 
-def run_limited(cmd, limit, env):
-    """Runs cmd in its own process group; kills the group after `limit` s.
+def run_limited(cmd, limit, env, stdin_text=None):
+    """Runs cmd in its own process group, stdin_text (if any) on its stdin;
+    kills the group after `limit` s.
     Returns (returncode or None when timed out, stdout, stderr, seconds)."""
     start = time.monotonic()
-    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdin=subprocess.DEVNULL,
+    proc = subprocess.Popen(cmd, cwd=ROOT, env=env,
+                            stdin=subprocess.DEVNULL if stdin_text is None else subprocess.PIPE,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             start_new_session=True)
+    if stdin_text is not None:
+        try:   # a line: it fits the pipe's buffer, so this never waits for the program
+            proc.stdin.write(stdin_text.encode())
+            proc.stdin.close()
+        except BrokenPipeError:   # it ended before reading
+            pass
     out, err = [], []
     readers = [threading.Thread(target=_tail, args=(proc.stdout, out)),
                threading.Thread(target=_tail, args=(proc.stderr, err))]
@@ -101,7 +148,7 @@ def run_limited(cmd, limit, env):
 
 
 def parse_result(stdout, exercise, pass_name, nonce):
-    """The harness's measurements: its JSON object, which must be the last line
+    """The program's measurements: its JSON object, which must be the last line
     on stdout and carry this run's nonce. None when there is none."""
     lines = [line.strip() for line in stdout.splitlines() if line.strip()]
     if not lines:
@@ -142,21 +189,24 @@ def parse_memcheck(log):
 
 
 def run_pass(config, exercise, work, pass_name, limit):
-    """One pass of a built harness: {"status", "detail", "seconds", "metrics"} and,
-    for the check pass, "memcheck"."""
+    """One pass of a built program: {"status", "detail", "seconds", "metrics"} and,
+    for the check pass, "memcheck". The nonce goes on its stdin, which the
+    program reads before any of the student's code runs, never into the
+    environment, where the student's code could read it."""
     nonce = secrets.token_hex(16)
-    env = dict(os.environ, GRADER_NONCE=nonce, GRADER_PASS=pass_name, GRADER_EXERCISE=exercise)
+    env = dict(os.environ, GRADER_PASS=pass_name, GRADER_EXERCISE=exercise)
+    env.pop("GRADER_NONCE", None)
     sanitizer = config["sanitizer"] if pass_name == "check" else None
     if config["fake_harness"]:
         cmd = ["sh", "-c", config["fake_harness"]]
     else:
-        cmd = [str(work / "harness")] + (["--check"] if pass_name == "check" else [])
+        cmd = [str(work / exercise), "--grade"] + (["--check"] if pass_name == "check" else [])
     log = work / "memcheck.log"
     if sanitizer:
         log.unlink(missing_ok=True)
         cmd = [sanitizer, "--tool", "memcheck", "--report-api-errors", "no", "--print-limit",
                "10", "--log-file", str(log)] + cmd
-    rc, out, err, seconds = run_limited(cmd, limit, env)
+    rc, out, err, seconds = run_limited(cmd, limit, env, nonce + "\n")
     (work / f"{pass_name}.stdout").write_text(out, encoding="utf-8")
     (work / f"{pass_name}.stderr").write_text(err, encoding="utf-8")
     result = {"status": "ok", "detail": "", "seconds": round(seconds, 2), "metrics": None}
@@ -166,8 +216,9 @@ def run_pass(config, exercise, work, pass_name, limit):
         if sanitizer and log.exists():
             errors, first = parse_memcheck(log.read_text(encoding="utf-8", errors="replace"))
             result["memcheck"].update(errors=errors, first=first)
-    # the harness's messages start "grade-exNN: ": the row says which exercise already
-    said = re.sub(r"^grade-ex\d\d: (cannot run here: )?", "", last_line(err))
+    # the program's messages start "exNN: " ("grade-exNN: " from a transitional
+    # harness): the row says which exercise already
+    said = re.sub(r"^(grade-)?ex\d\d: (cannot run here: )?", "", last_line(err))
     if rc is None:
         result.update(status="timed_out", detail=f"timed out after {fmt(limit)} s")
     elif rc < 0 or (sanitizer and 128 < rc <= 128 + 64):

@@ -65,7 +65,7 @@ METRICS_EX01='"launches_wrong": 0, "speedup_vs_blocking": 1.95'
 @test "a build error, a missing file, a timeout, a crash and a CUDA error each score 0 with the reason" {
     rescore >/dev/null
     run row broken ex01
-    assert_output '0/10,build_error,build failed: ex01_default_stream.cu(64): error: identifier "cudaStreamNonBlock" is undefined'
+    assert_output '0/10,build_error,build failed: ex01_default_stream.cu(18): error: identifier "cudaStreamNonBlock" is undefined'
     run row broken ex02
     assert_output "0/10,missing,no ex02_*.cu in the submission"
     run row broken ex04
@@ -172,7 +172,7 @@ PY
         --out "$BATS_TEST_TMPDIR/out"
     assert_success
     run row build-error ex01
-    assert_output '0/10,build_error,build failed: ex01_default_stream.cu(64): error: identifier "cudaStreamNonBlock" is undefined'
+    assert_output '0/10,build_error,build failed: ex01_default_stream.cu(18): error: identifier "cudaStreamNonBlock" is undefined'
 }
 
 @test "the result line of the harness is scored, and whatever the student's code printed is not" {

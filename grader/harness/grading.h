@@ -1,4 +1,7 @@
-/* What every grading harness shares (grader/harness/exNN.cu).
+/* What every grading harness shares (grader/harness/exNN.cu). Transitional:
+ * an exercise converted to the new layout has a given program instead
+ * (exercises/given/exNN.cu, whose exercises/given/grading.h replaces this
+ * file); this goes with the last harness.
  *
  * A harness is one program built from the grader's code and the student's
  * exercise file: it includes the file with the student's main() renamed
@@ -43,16 +46,18 @@ static struct {
     double value[GRADING_MAX_VALUES];
 } grading;
 
-static int grading_check_flag;
+static int grading_check_flag, grading_grade_flag;
 static const option grading_options[] = {
     {"check", OPT_FLAG, &grading_check_flag, 0, 1, NO_QUICK, NULL,
      "the check pass: small sizes, correctness only (for compute-sanitizer)"},
+    {"grade", OPT_FLAG, &grading_grade_flag, 0, 1, NO_QUICK, NULL,
+     "the grader's run, as a given program takes it (a harness always is)"},
     {NULL},
 };
 
-/* Parses the options (--check, --device N, --help), selects the GPU and takes
- * the nonce out of the environment before any of the student's code runs.
- * Returns 1 in the check pass. */
+/* Parses the options (--check, --grade, --device N, --help), selects the GPU
+ * and takes the nonce from stdin (grade.py writes it there), then closes
+ * stdin, before any of the student's code runs. Returns 1 in the check pass. */
 static inline int grading_begin(const char *exercise, int argc, char **argv)
 {
     static char name[32];
@@ -66,9 +71,10 @@ static inline int grading_begin(const char *exercise, int argc, char **argv)
     options_parse(argc, argv, &info, &opt);
     grading.exercise = exercise;
     grading.check = grading_check_flag;
-    const char *nonce = getenv("GRADER_NONCE");
-    snprintf(grading.nonce, sizeof grading.nonce, "%s", nonce ? nonce : "");
-    unsetenv("GRADER_NONCE");
+    if (fgets(grading.nonce, sizeof grading.nonce, stdin))
+        grading.nonce[strcspn(grading.nonce, "\r\n")] = '\0';
+    if (!freopen("/dev/null", "r", stdin))
+        fail_cannot_run("cannot close stdin (reopening it on /dev/null failed)");
     device_select(&opt, &grading.dev);
     device_load_nvml(&grading.dev);
     sharing_probe(&grading.at_start);
