@@ -196,6 +196,12 @@ $(BUILD)/tests/trace_test: tests/tools/trace_test.c common/trace.c common/json.c
 	@mkdir -p $(dir $@)
 	$(CC) -O2 -std=c99 -Wall -Wextra -Icommon -o $@ tests/tools/trace_test.c common/trace.c common/json.c
 
+# The rubric reader of the exercises' points preview, alone (cpu_grade.bats).
+TEST_TOOLS += $(BUILD)/tests/preview_test
+$(BUILD)/tests/preview_test: tests/tools/preview_test.c exercises/given/rubric.c exercises/given/rubric.h
+	@mkdir -p $(dir $@)
+	$(CC) -O2 -std=c99 -Wall -Wextra -Iexercises/given -o $@ tests/tools/preview_test.c exercises/given/rubric.c -lm
+
 # make stress LOAD=host: threads copying host memory; plain C and pthreads, no CUDA.
 TEST_TOOLS += $(BUILD)/tests/host_load
 $(BUILD)/tests/host_load: tests/tools/host_load.c

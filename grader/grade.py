@@ -171,12 +171,6 @@ def grade_runs(args, rubric_set, out):
     """Builds, runs and records: ({student: [outcome]}, {exercise: reference outcome})."""
     config = {"fake_harness": args.fake_harness, "time_limit": args.time_limit,
               "jobs": args.jobs or os.cpu_count() or 1, "tools": None, "sanitizer": None}
-    if not args.fake_harness:
-        config["tools"] = toolchain(out, config["jobs"])
-    if not args.no_memcheck:
-        config["sanitizer"] = find_sanitizer(config["tools"])
-    config["memcheck_note"] = ("memcheck off" if args.no_memcheck
-                               else "" if config["sanitizer"] else "memcheck not available")
     people = students(args)
     single = args.submission is not None
     solutions = None if args.no_reference else Path(args.solutions or ROOT / "solutions")
@@ -189,6 +183,12 @@ def grade_runs(args, rubric_set, out):
     if solutions and solutions.is_dir():
         for ex, source in sources(solutions, rubric_set).items():
             jobs.append((REFERENCE, ex, source, out / REFERENCE / "work" / ex))
+    if not args.fake_harness:   # once the folders are known to be sound: it takes a while
+        config["tools"] = toolchain(out, config["jobs"])
+    if not args.no_memcheck:
+        config["sanitizer"] = find_sanitizer(config["tools"])
+    config["memcheck_note"] = ("memcheck off" if args.no_memcheck
+                               else "" if config["sanitizer"] else "memcheck not available")
     count = sum(1 for j in jobs if j[2])
     print(f"grade: building {count} program{'' if count == 1 else 's'}", file=sys.stderr)
     built = build_all(config, jobs)

@@ -1,9 +1,10 @@
 #!/usr/bin/env bats
 # The grader without a GPU: scoring recorded runs against the rubrics, the
-# table, CSV, JUnit and Gradescope outputs, rubric mistakes, and the run
-# paths (build errors with the real compiler; time limits, crashes, forged
-# result lines and memcheck through stand-ins for a harness and for
-# compute-sanitizer, in tests/fixtures/grading/).
+# table, CSV, JUnit and Gradescope outputs, rubric mistakes, the points
+# preview of ./exNN against the grader's scoring, and the run paths (build
+# errors and refusals with the real compiler; time limits, crashes, forged
+# result lines, the nonce and memcheck through stand-ins for a program and
+# for compute-sanitizer, in tests/fixtures/grading/).
 
 load test_helper
 
@@ -156,14 +157,34 @@ PY
     check_rubric 's/^time_limit_s = 60$/time_limit_s = -1/' "[exercise] time_limit_s = '-1': must be a positive number"
 }
 
-@test "every metric a rubric names is one its harness prints" {
+@test "every metric a rubric names is one its program prints" {
     for rubric in grader/rubrics/ex*.ini; do
         ex=$(basename "$rubric" .ini)
+        program=exercises/given/$ex.cu
+        [ -f "$program" ] || program=grader/harness/$ex.cu # transitional
         for metric in $(sed -n 's/^metric = //p' "$rubric"); do
-            grep -q "grading_value(\"$metric\"" "grader/harness/$ex.cu" ||
-                fail "$rubric names $metric, which grader/harness/$ex.cu does not print"
+            grep -q "grading_value(\"$metric\"" "$program" ||
+                fail "$rubric names $metric, which $program does not print"
         done
     done
+}
+
+@test "the points preview of ./exNN gives the grader's points on every recorded run, and on each bound" {
+    make -s build/tests/preview_test
+    run python3 tests/tools/preview_check.py build/tests/preview_test "$RECORDED"
+    assert_success
+    assert_output --regexp "^[0-9]+ sets of metrics: the same points$"
+}
+
+@test "the points preview says so when the rubric is not there, and names a rubric's mistake" {
+    make -s build/tests/preview_test
+    run --separate-stderr build/tests/preview_test "$BATS_TEST_TMPDIR/ex01.ini" speedup_vs_blocking=2
+    assert_failure 1
+    [[ "$stderr" == *"ex01.ini: No such file or directory"* ]] || fail "stderr: $stderr"
+    sed 's/^points = 8$/points = eight/' grader/rubrics/ex01.ini >"$BATS_TEST_TMPDIR/ex01.ini"
+    run --separate-stderr build/tests/preview_test "$BATS_TEST_TMPDIR/ex01.ini"
+    assert_failure 1
+    [[ "$stderr" == *"ex01.ini [kernels_overlap] points = 'eight': not a number"* ]] || fail "stderr: $stderr"
 }
 
 @test "a submission that does not compile scores 0 with the compiler's first error" {
@@ -188,6 +209,14 @@ PY
     assert_output --partial "warning: another process used the GPU during the measurement"
     run row exercises ex01
     assert_output --partial "10/10,passed,full marks [memcheck off]; warning: another process used the GPU"
+}
+
+@test "the nonce reaches the program on its stdin, never in its environment" {
+    run fake --only ex01 --no-memcheck --fake-harness \
+        "[ -z \"\${GRADER_NONCE-}\" ] || exit 9; tests/fixtures/grading/fake-harness.sh '$METRICS_EX01'"
+    assert_success
+    run row exercises ex01
+    assert_output "10/10,passed,full marks [memcheck off]"
 }
 
 @test "a result line without this run's nonce, or with anything after it, is not taken" {
@@ -283,16 +312,41 @@ bob,ex01,0,10,missing"
     assert_output --regexp "make grade-all +grade every student"
 }
 
-@test "without a GPU, make grade builds every harness around exercises/ and solutions/, then says it cannot run here" {
+@test "the grader refuses a file that includes from elsewhere, defines what the program links, or runs before main" {
+    # each folder of tests/fixtures/refused/ a student; a stale file in the
+    # grader's private build stands for what a submission left there last time
+    mkdir -p "$BATS_TEST_TMPDIR/out/_build"
+    touch "$BATS_TEST_TMPDIR/out/_build/libstreamlab.a.left-by-a-submission"
+    run grade --submissions tests/fixtures/refused --only ex01 --no-reference --no-memcheck \
+        --out "$BATS_TEST_TMPDIR/out"
+    assert_success
+    [ ! -e "$BATS_TEST_TMPDIR/out/_build/libstreamlab.a.left-by-a-submission" ] ||
+        fail "the grader reused its build folder"
+    [ -f "$BATS_TEST_TMPDIR/out/_build/libstreamlab.a" ] || fail "no private libstreamlab.a"
+    while IFS='|' read -r student expected; do
+        run row "$student" ex01
+        [[ "$output" == "0/10,build_error,build failed: $expected"* ]] || fail "$student: $output"
+    done <<'EOF'
+includes-rubric|ex01_default_stream.cu includes grader/rubrics/ex01.ini, outside its own folder
+defines-common|ex01_default_stream.cu defines stats_of, which common/stats.c defines: make it static or rename it
+defines-libc|ex01_default_stream.cu defines clock_gettime, which libc.so.6 defines
+defines-main|ex01_default_stream.cu defines main(): the given program (exercises/given/) has the main
+runs-before-main|ex01_default_stream.cu has code that runs before main()
+EOF
+    run row includes-solution ex01
+    assert_output --regexp "^0/10,build_error,build failed: ex01_default_stream.cu(:1:10: fatal error: .*No such file| includes solutions/)"
+}
+
+@test "without a GPU, make grade builds every program around exercises/ and solutions/, then says it cannot run here" {
     require_no_gpu
     run --separate-stderr make -s grade GRADE_OUT="$BATS_TEST_TMPDIR/out"
     assert_failure
-    [[ "$stderr" == *"cannot run here"*"the harnesses built; grade on a machine with a GPU"* ]] ||
+    [[ "$stderr" == *"cannot run here"*"the programs built; grade on a machine with a GPU"* ]] ||
         fail "stderr: $stderr"
     for ex in ex01 ex02 ex03 ex04 ex05 ex06; do
-        [ -x "$BATS_TEST_TMPDIR/out/work/$ex/harness" ] || fail "no harness for exercises/ $ex"
-        [ ! -d solutions ] || [ -x "$BATS_TEST_TMPDIR/out/_reference/work/$ex/harness" ] ||
-            fail "no harness for solutions/ $ex"
+        [ -x "$BATS_TEST_TMPDIR/out/work/$ex/$ex" ] || fail "no program for exercises/ $ex"
+        [ ! -d solutions ] || [ -x "$BATS_TEST_TMPDIR/out/_reference/work/$ex/$ex" ] ||
+            fail "no program for solutions/ $ex"
     done
     run row exercises ex04
     assert_output --partial "0/10,cannot_run,cannot run here"
