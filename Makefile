@@ -2,8 +2,8 @@
 #
 # Programs are found by name, so a new lab needs no edit here:
 #   labs/labNN_topic/labNN.cu  ->  ./labNN
-#   exercises/exNN_topic.cu    ->  ./exNN
-#   solutions/exNN_topic.cu    ->  ./solNN
+#   exercises/given/exNN.cu around exercises/exNN_topic.cu  ->  ./exNN
+#   exercises/given/exNN.cu around solutions/exNN_topic.cu  ->  ./solNN
 # Everything links build/libstreamlab.a (common/ and kernels/).
 
 .DEFAULT_GOAL := all
@@ -74,8 +74,10 @@ HEADERS    := $(wildcard common/*.h kernels/*.h)
 # A change of ARCH must rebuild the device code: the flags live in a stamp
 # file that is rewritten only when they change.
 FLAGS_STAMP := $(BUILD)/flags.stamp
-$(shell mkdir -p $(BUILD) && echo '$(GENCODE) $(NVCCFLAGS) $(CFLAGS)' | cmp -s - $(FLAGS_STAMP) \
-        || echo '$(GENCODE) $(NVCCFLAGS) $(CFLAGS)' > $(FLAGS_STAMP))
+# (The tree's own place too: the exercises' points preview reads grader/rubrics/
+# by a path compiled in.)
+$(shell mkdir -p $(BUILD) && echo '$(GENCODE) $(NVCCFLAGS) $(CFLAGS) $(CURDIR)' | cmp -s - $(FLAGS_STAMP) \
+        || echo '$(GENCODE) $(NVCCFLAGS) $(CFLAGS) $(CURDIR)' > $(FLAGS_STAMP))
 
 # ---- programs -----------------------------------------------------------------
 LAB_SRCS := $(sort $(wildcard labs/lab[0-9][0-9]_*/lab[0-9][0-9].cu))
@@ -103,8 +105,61 @@ $(call binary,$(1)): $(2) $$(LIB) $$(HEADERS) $$(FLAGS_STAMP) | check-nvcc
 endef
 $(foreach s,$(LAB_SRCS),$(eval $(call program,$(notdir $(basename $(s))),$(s))))
 $(foreach s,$(PTDS_SRCS),$(eval $(call program,lab01_ptds,$(s),--default-stream per-thread)))
-$(foreach s,$(EX_SRCS),$(eval $(call program,ex$(call number,$(s)),$(s))))
-$(foreach s,$(SOL_SRCS),$(eval $(call program,sol$(call number,$(s)),$(s))))
+
+# ---- exercises: the given program around the student's file -----------------
+# exercises/given/exNN.cu (options, measurement, checks, report: grading.h)
+# and the student's file are two translation units, $(BUILD)/exNN/exNN.o and
+# $(BUILD)/exNN/<the file's path>.o, linked with the grading objects and the
+# library. grader/checks.py refuses the student's file before it is compiled
+# when it includes a file from elsewhere, and its object before the link
+# when it defines a symbol the program links from elsewhere (or runs code
+# before main); the grader runs the same checks on the same flags (make
+# grade-flags). Plain -c, no relocatable device code: no student's file
+# defines a kernel that its given program launches.
+GIVEN_NUMBERS := $(patsubst exercises/given/ex%.cu,%,$(wildcard exercises/given/ex[0-9][0-9].cu))
+GIVEN_OBJ     := $(foreach n,$(GIVEN_NUMBERS),$(BUILD)/ex$(n)/ex$(n).o)
+GIVEN_HEADERS := $(wildcard exercises/given/*.h)
+GRADING_OBJ   := $(patsubst exercises/given/%.c,$(BUILD)/given/%.o,$(wildcard exercises/given/*.c))
+EX_NVCCFLAGS  := $(NVCCFLAGS) -Iexercises/given
+GIVEN_CFLAGS  := $(CFLAGS) -Icommon -Ikernels -Iexercises/given \
+                 -DSTREAMLAB_RUBRICS='"$(CURDIR)/grader/rubrics"'
+# What a student's object may not define too: besides its given program,
+# whatever the link takes from the library, the CUDA runtime or the C library.
+CUDART_STATIC := $(firstword $(wildcard $(CUDA_HOME)/lib64/libcudart_static.a \
+                   $(CUDA_HOME)/targets/x86_64-linux/lib/libcudart_static.a))
+LIBC_SHARED   := $(realpath $(shell $(CC) -print-file-name=libc.so.6) \
+                   $(shell $(CC) -print-file-name=libm.so.6))
+DEFINERS       = $(GRADING_OBJ) $(LIB) $(CUDART_STATIC) $(LIBC_SHARED)
+CHECKS        := python3 grader/checks.py
+
+# exercise NAME NN SOURCE: ./NAME, the given program exNN around SOURCE.
+define exercise
+$(if $(filter .,$(BINDIR)),,.PHONY: $(1)
+$(1): $(BINDIR)/$(1))
+$(BUILD)/ex$(2)/$(basename $(3)).o: $(3) $$(GIVEN_HEADERS) $$(HEADERS) grader/checks.py $$(FLAGS_STAMP) | check-nvcc
+	@mkdir -p $$(dir $$@)
+	@$$(CHECKS) includes $(3) -- $$(NVCC) $$(EX_NVCCFLAGS)
+	$$(NVCC) $$(EX_NVCCFLAGS) -c -o $$@ $(3)
+$(call binary,$(1)): $(BUILD)/ex$(2)/ex$(2).o $(BUILD)/ex$(2)/$(basename $(3)).o $$(GRADING_OBJ) $$(LIB)
+	@mkdir -p $$(dir $$@)
+	@$$(CHECKS) symbols --source $(3) $(BUILD)/ex$(2)/$(basename $(3)).o -- $(BUILD)/ex$(2)/ex$(2).o $$(DEFINERS)
+	$$(NVCC) $$(EX_NVCCFLAGS) -o $$@ $(BUILD)/ex$(2)/ex$(2).o $(BUILD)/ex$(2)/$(basename $(3)).o $$(GRADING_OBJ) $$(LIB) $$(LDLIBS)
+endef
+
+define given_object
+$(BUILD)/ex$(1)/ex$(1).o: exercises/given/ex$(1).cu $$(GIVEN_HEADERS) $$(HEADERS) $$(FLAGS_STAMP) | check-nvcc
+	@mkdir -p $$(dir $$@)
+	$$(NVCC) $$(EX_NVCCFLAGS) -c -o $$@ $$<
+endef
+$(foreach n,$(GIVEN_NUMBERS),$(eval $(call given_object,$(n))))
+
+$(BUILD)/given/%.o: exercises/given/%.c $(GIVEN_HEADERS) $(HEADERS) $(FLAGS_STAMP) | check-nvcc
+	@mkdir -p $(dir $@)
+	$(CC) $(GIVEN_CFLAGS) -c -o $@ $<
+
+# exNN and solNN: each around its given program.
+$(foreach s,$(EX_SRCS),$(eval $(call exercise,ex$(call number,$(s)),$(call number,$(s)),$(s))))
+$(foreach s,$(SOL_SRCS),$(eval $(call exercise,sol$(call number,$(s)),$(call number,$(s)),$(s))))
 
 # ---- the library ----------------------------------------------------------------
 $(LIB): $(COMMON_OBJ) $(KERNEL_OBJ)
@@ -137,6 +192,12 @@ $(BUILD)/tests/machine_test: tests/tools/machine_test.c common/machine.c common/
 $(BUILD)/tests/trace_test: tests/tools/trace_test.c common/trace.c common/json.c common/trace.h common/json.h
 	@mkdir -p $(dir $@)
 	$(CC) -O2 -std=c99 -Wall -Wextra -Icommon -o $@ tests/tools/trace_test.c common/trace.c common/json.c
+
+# The rubric reader of the exercises' points preview, alone (cpu_grade.bats).
+TEST_TOOLS += $(BUILD)/tests/preview_test
+$(BUILD)/tests/preview_test: tests/tools/preview_test.c exercises/given/rubric.c exercises/given/rubric.h
+	@mkdir -p $(dir $@)
+	$(CC) -O2 -std=c99 -Wall -Wextra -Iexercises/given -o $@ tests/tools/preview_test.c exercises/given/rubric.c -lm
 
 # make stress LOAD=host: threads copying host memory; plain C and pthreads, no CUDA.
 TEST_TOOLS += $(BUILD)/tests/host_load
@@ -221,10 +282,10 @@ GRADE_ARGS   = --format '$(FORMAT)' $(if $(GRADE_OUT),--out "$$GRADE_OUT") \
                $(if $(MEMORY_LIMIT),--memory-limit '$(MEMORY_LIMIT)')
 GRADE_TOOLS  = $(LIB) $(BUILD)/tests/gpu_probe
 
-grade: $(GRADE_TOOLS) ## grade exercises/, or SUBMISSION=dir (FORMAT=gradescope for Gradescope)
+grade: ## grade exercises/, or SUBMISSION=dir (FORMAT=gradescope for Gradescope)
 	@python3 grader/grade.py --submission "$$SUBMISSION" $(GRADE_ARGS)
 
-grade-all: $(GRADE_TOOLS) ## grade every student's folder in SUBMISSIONS=dir into one CSV (SHARD=i/N, GPUS=N)
+grade-all: ## grade every student's folder in SUBMISSIONS=dir into one CSV (SHARD=i/N, GPUS=N)
 	@test -n "$$SUBMISSIONS" || { echo "make grade-all: give SUBMISSIONS=dir, a folder with one sub-folder per student" >&2; exit 2; }
 	@python3 grader/grade.py --submissions "$$SUBMISSIONS" $(GRADE_ARGS) \
 	  $(if $(SHARD),--shard '$(SHARD)') $(if $(GPUS),--gpus '$(GPUS)')
@@ -233,11 +294,17 @@ grade-merge: ## join the outputs of grade-all's shards, SHARDS="dir1 dir2 ...", 
 	@test -n "$$SHARDS" -a -n "$$GRADE_OUT" || { echo "make grade-merge: give SHARDS=\"dir1 dir2 ...\" (grade-all's outputs, one per SHARD=i/N) and GRADE_OUT=dir" >&2; exit 2; }
 	@python3 grader/grade.py --merge $$SHARDS $(GRADE_ARGS)
 
-# What grade.py builds a harness with: the compiler, flags and library every
-# program uses; and the probe that says whether a GPU is usable.
-grade-flags: $(GRADE_TOOLS)
-	@printf '%s\n' 'NVCC=$(NVCC)' 'NVCCFLAGS=$(NVCCFLAGS)' 'LIB=$(LIB)' 'LDLIBS=$(LDLIBS)' \
-	  'PROBE=$(BUILD)/tests/gpu_probe'
+# What grade.py builds a submission with, once built in BUILD (grade.py gives
+# its own, fresh for each grading run, outside the sandbox): the compiler, the
+# flags (include folders made absolute), the library, the given objects
+# (GIVEN_exNN), what checks.py compares the student's object with, and the
+# probe that says whether a GPU is usable.
+abs_includes = $(foreach f,$(1),$(if $(filter -I%,$(f)),-I$(abspath $(patsubst -I%,%,$(f))),$(f)))
+grade-flags: $(GRADE_TOOLS) $(GRADING_OBJ) $(GIVEN_OBJ)
+	@printf '%s\n' 'NVCC=$(NVCC)' 'LIB=$(LIB)' 'LDLIBS=$(LDLIBS)' \
+	  'EX_NVCCFLAGS=$(call abs_includes,$(EX_NVCCFLAGS))' 'GRADING_OBJ=$(GRADING_OBJ)' \
+	  'DEFINERS=$(DEFINERS)' 'PROBE=$(BUILD)/tests/gpu_probe' \
+	  $(foreach n,$(GIVEN_NUMBERS),'GIVEN_ex$(n)=$(BUILD)/ex$(n)/ex$(n).o')
 
 # ---- lint and sanitizers ----
 # make lint: cppcheck on every C and CUDA source, clang-tidy on the host C
@@ -248,16 +315,16 @@ grade-flags: $(GRADE_TOOLS)
 # checks some, SANITIZE_TOOLS=memcheck one tool, SANITIZE_JOBS=N runs N at
 # once, SANITIZE_TIMEOUT=S limits each run.
 .PHONY: lint sanitize
-LINT_C            := $(sort $(wildcard common/*.c kernels/*.c tests/tools/*.c))
+LINT_C            := $(sort $(wildcard common/*.c kernels/*.c exercises/given/*.c tests/tools/*.c))
 LINT_CU           := $(LAB_SRCS) $(EX_SRCS) $(SOL_SRCS) \
-                     $(sort $(wildcard kernels/*.cu tests/tools/*.cu grader/harness/*.cu))
+                     $(sort $(wildcard kernels/*.cu exercises/given/*.cu tests/tools/*.cu))
 # Every lab (lab00 and lab01_ptds too) and every reference solution; not the
 # exercises, which are unfinished on purpose (ex06 as given races and exits 1).
 SANITIZE_PROGRAMS ?= $(LABS) $(PTDS) $(SOLUTIONS)
 
 lint: ## static checks: cppcheck on all the code, clang-tidy on the host C
 	@LINT_C='$(LINT_C)' LINT_CU='$(LINT_CU)' \
-	  LINT_CFLAGS='-std=c99 -Icommon -Ikernels -I$(CUDA_HOME)/include $(CUPTI_CFLAGS)' \
+	  LINT_CFLAGS='-std=c99 -Icommon -Ikernels -Iexercises/given -I$(CUDA_HOME)/include $(CUPTI_CFLAGS)' \
 	  tests/tools/lint.sh
 
 sanitize: $(SANITIZE_PROGRAMS) $(BUILD)/tests/gpu_probe ## every lab and solution under compute-sanitizer (memcheck, initcheck, synccheck)

@@ -8,18 +8,22 @@
                                   rubrics as they are now: no GPU needed
     grade.py --merge OUT... --out DIR   join the outputs of a class's shards into one
 
-For each exercise it builds grader/harness/exNN.cu with the student's file
-included, runs it with a time limit (the measure pass), then again at small
-sizes (the check pass, under compute-sanitizer memcheck where installed), and
-scores the JSON line each pass printed against grader/rubrics/exNN.ini. The
-reference solution (solutions/) runs the same harness in the same run, on
-each GPU the run uses, for criteria held relative to it. What the student's
-program prints is never read. Every build and run of a student's code
-happens in a sandbox (sandbox.py); where none can be made, it refuses to
-grade unless told --unsafe. grade-all grades on every visible GPU at once
-(workers.py), one student at a time per GPU, each worker's sandbox seeing its
-own GPU; a student folder that cannot be graded as it is becomes that
-student's rows with the reason (submissions.py).
+For each exercise it builds the exercise's given program
+(exercises/given/exNN.cu) around the student's file, as `make exNN` does:
+two translation units, checked (grader/checks.py), linked with a library and
+given objects built afresh for this grading run in OUT/_build. It runs the
+program with a time limit (the measure pass, --grade), then again at small
+sizes (the check pass, --grade --check, under compute-sanitizer memcheck where
+installed), and scores the JSON line each pass printed, marked with the nonce
+it was handed on stdin, against grader/rubrics/exNN.ini. The reference
+solution (solutions/) runs the same program in the same run, on each GPU the
+run uses, for criteria held relative to it. What the student's code prints is
+never read. Every build and run of a student's code happens in a sandbox
+(sandbox.py); where none can be made, it refuses to grade unless told
+--unsafe. grade-all grades on every visible GPU at once (workers.py), one
+student at a time per GPU, each worker's sandbox seeing its own GPU; a
+student folder that cannot be graded as it is becomes that student's rows
+with the reason (submissions.py).
 
 Writes into OUT (build/grade/<student>, or build/grade/all): report.txt (the
 table it prints), grades.csv, grades-import.csv (a total per student, for a
@@ -38,6 +42,7 @@ import concurrent.futures
 import dataclasses
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -59,7 +64,7 @@ from runner import (build, find_sanitizer, last_line, probe_gpu, run_pass,  # no
                     worker_sandbox)
 
 ROOT = Path(__file__).resolve().parent.parent
-HARNESS_DIR = ROOT / "grader" / "harness"
+GIVEN_DIR = ROOT / "exercises" / "given"
 RUBRIC_DIR = ROOT / "grader" / "rubrics"
 REFERENCE = "_reference"   # the reference solution's folder under OUT
 
@@ -92,10 +97,10 @@ class Job(NamedTuple):
 # ---- what to grade --------------------------------------------------------------------
 
 def exercises(only, rubric_dir):
-    """The exercises with both a rubric and a harness, as {name: rubric}."""
+    """The exercises with both a rubric and a program, as {name: rubric}."""
     found = {}
     for path in sorted(Path(rubric_dir).glob("ex[0-9][0-9].ini")):
-        if (HARNESS_DIR / f"{path.stem}.cu").exists():
+        if (GIVEN_DIR / f"{path.stem}.cu").exists():
             found[path.stem] = path
     if not found:
         raise Stop(f"grade: no rubrics (exNN.ini) in {rubric_dir}", 2)
@@ -148,33 +153,38 @@ def student_jobs(name, folder, home, rubric_set):
 
 # ---- the compiler ----------------------------------------------------------------------
 
-def toolchain():
-    """The compiler, flags, library and GPU probe every program is built with,
-    from the Makefile."""
-    proc = subprocess.run(["make", "-s", "--no-print-directory", "grade-flags"], cwd=ROOT,
-                          capture_output=True, text=True)
+def toolchain(out, private, jobs):
+    """Builds the library, the given programs' objects and the GPU probe for
+    this grading run, afresh, into OUT/_build (make grade-flags), outside the
+    sandbox (it is the project's code, not a student's), and returns the
+    compiler, the flags and those paths. Sandboxes see that folder read-only:
+    nothing in the shared build/, nor anything left in OUT/_build last time,
+    is linked, and no one can change it during the run. (An OUT whose path
+    make cannot take, with spaces or quotes, builds in the run's private
+    folder instead.)"""
+    built = out.resolve() / "_build"
+    if re.search(r"[^\w./+-]", str(built)):
+        built = private / "build"
+    shutil.rmtree(built, ignore_errors=True)
+    say(f"grade: building the library and the given programs in {built}")
+    proc = subprocess.run(["make", "-s", "--no-print-directory", f"-j{jobs}", f"BUILD={built}",
+                           "grade-flags"], cwd=ROOT, capture_output=True, text=True)
     if proc.returncode != 0:
         raise Stop("grade: cannot build here: " + (last_line(proc.stderr) or "make failed"), 3)
     tools = dict(line.split("=", 1) for line in proc.stdout.splitlines() if "=" in line)
-    if not {"NVCC", "NVCCFLAGS", "LIB", "LDLIBS", "PROBE"} <= tools.keys():
-        raise Stop("grade: make grade-flags printed no NVCC, NVCCFLAGS, LIB, LDLIBS and PROBE", 3)
+    wanted = ("NVCC", "EX_NVCCFLAGS", "LIB", "LDLIBS", "GRADING_OBJ", "DEFINERS", "PROBE")
+    if not set(wanted) <= tools.keys():
+        raise Stop(f"grade: make grade-flags printed no {', '.join(wanted[:-1])} and PROBE", 3)
     nvcc = shutil.which(tools["NVCC"])
     if not nvcc:
         raise Stop(f"grade: cannot build here: no {tools['NVCC']} on PATH", 3)
     tools["NVCC"] = nvcc   # the sandbox's PATH is not the grader's
-    return tools
-
-
-def private_tools(tools, folder):
-    """The library and GPU probe copied into this run's private folder, which
-    sandboxes see read-only: what a harness links cannot be changed by anyone
-    during the run, nor left poisoned for the next one."""
-    folder.mkdir(mode=0o755)
-    folder.chmod(0o755)   # nobody (sandbox.NOBODY) reads it when the grader is root
-    for key in ("LIB", "PROBE"):
-        copy = folder / Path(tools[key]).name
-        shutil.copy(ROOT / tools[key], copy)
-        tools[key] = str(copy)
+    for folder, _, files in os.walk(built):   # nobody (sandbox.NOBODY) reads it when we are root
+        os.chmod(folder, 0o755)
+        for name in files:
+            path = os.path.join(folder, name)
+            os.chmod(path, os.stat(path).st_mode | 0o444)
+    tools["BUILT"] = str(built)
     return tools
 
 
@@ -188,7 +198,7 @@ def make_sandbox(args, tools, sanitizer, out):
     readonly, bin_dirs = [], []
     if tools:
         toolkit = Path(tools["NVCC"]).resolve().parent.parent
-        readonly += [toolkit, Path(tools["LIB"]).parent]
+        readonly += [toolkit, Path(tools["BUILT"])]   # the library, given objects, GPU probe
         bin_dirs.append(Path(tools["NVCC"]).parent)
     if sanitizer:
         readonly.append(Path(sanitizer).resolve().parent)
@@ -230,7 +240,7 @@ def grade_exercise(config, rubric, job, built, check=True):
 
 
 def build_all(config, jobs):
-    """Builds every job's harness at once, in parallel: {its work folder: build or None}."""
+    """Builds every job's program at once, in parallel: {its work folder: build or None}."""
     def one(job):
         if not job.source:
             return None
@@ -248,8 +258,8 @@ def build_all(config, jobs):
 
 def grade_runs(args, rubric_set, out, people, gpus):
     """Builds, runs and records: ({student: [outcome]}, {(exercise, worker):
-    reference outcome}, context). The run's private folder (the library, the
-    GPU probe, scratch folders) goes when it ends."""
+    reference outcome}, context). The run's private folder (scratch folders,
+    and the build where OUT's path cannot hold it) goes when it ends."""
     private = Path(tempfile.mkdtemp(prefix="streamlab-grade-"))
     try:
         return _grade_runs(args, rubric_set, out, people, gpus, private)
@@ -267,8 +277,8 @@ def _grade_runs(args, rubric_set, out, people, gpus, private):
               "time_limit": args.time_limit,
               "jobs": args.jobs or len(os.sched_getaffinity(0)),   # the CPUs Slurm gave, say
               "tools": None, "sanitizer": None, "scratch": private / "scratch"}
-    if not args.fake_harness:
-        config["tools"] = private_tools(toolchain(), private / "tools")
+    if not args.fake_harness:   # once the folders are known to be sound: it takes a while
+        config["tools"] = toolchain(out, private, config["jobs"])
     if not args.no_memcheck:
         config["sanitizer"] = find_sanitizer(config["tools"])
     config["memcheck_note"] = ("memcheck off" if args.no_memcheck
@@ -286,7 +296,7 @@ def _grade_runs(args, rubric_set, out, people, gpus, private):
             ours.append(student_jobs(REFERENCE, solutions, home, rubric_set))
     jobs = [j for group in list(mine.values()) + ours for j in group]
     count = sum(1 for j in jobs if j.source)
-    say(f"grade: building {count} harness{'' if count == 1 else 'es'}")
+    say(f"grade: building {count} program{'' if count == 1 else 's'}")
     start = time.monotonic()
     built = build_all(config, jobs)
     config["build_seconds"] = time.monotonic() - start
@@ -578,7 +588,7 @@ def grade(args):
     if statuses and all(s == "cannot_run" for s in statuses):   # the GPU probe passed, and yet
         reason = next(e["reason"] for s in results for e in s["exercises"]
                       if e["status"] == "cannot_run")
-        raise Stop(f"grade: {reason} (the harnesses built; grade on a machine with a GPU): "
+        raise Stop(f"grade: {reason} (the programs built; grade on a machine with a GPU): "
                    "nothing graded, no grade files written", 3)
     written = write_reports(out, results, heading(graded, context), notes,
                             args.format == "gradescope",

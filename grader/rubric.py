@@ -2,9 +2,12 @@
 
 A rubric (grader/rubrics/exNN.ini) says what an exercise's criteria are worth
 and when each passes; exercises/README.md explains the format to instructors.
-The harness of the exercise (grader/harness/exNN.cu) printed the metrics the
+The exercise's program (exercises/given/exNN.cu) printed the metrics the
 criteria name; grade.py recorded them in an outcome (see grade.py's
-grade_exercise for its fields). Standard library only.
+grade_exercise for its fields). exercises/given/rubric.c reads and scores a
+rubric by the same rules, for the points preview that ./exNN prints
+(tests/cpu_grade.bats holds the two to the same points). Standard library
+only.
 """
 
 import configparser

@@ -1,12 +1,13 @@
-"""Building a grading harness around a student's file, and running one pass
-of it: in the sandbox (sandbox.py: a time limit and the others, nothing
-left running after it, the output cut to the tail), its result line taken
-only with this run's nonce, under compute-sanitizer memcheck when asked; and
-the GPU probe that says whether grading can happen here at all, and which
-device node a worker's sandbox needs. grade.py calls these; each returns
-what happened as a dict that goes into the recorded outcome, every message
-from the student's code or its build made printable() first. Standard
-library only.
+"""Building an exercise's given program around a student's file, and running
+one pass of it: in the sandbox (sandbox.py: a time limit and the others,
+nothing left running after it, the output cut to the tail), this run's nonce
+written on its stdin, its result line taken only with that nonce, under
+compute-sanitizer memcheck when asked; and the GPU probe that says whether
+grading can happen here at all, and which device node a worker's sandbox
+needs. grade.py calls these; each returns what happened as a dict that goes
+into the recorded outcome, every message from the student's code or its
+build made printable() first. Standard library only (and checks.py, beside
+it, which runs in the sandbox).
 """
 
 import json
@@ -18,6 +19,7 @@ import shutil
 import signal
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import sandbox
@@ -26,11 +28,12 @@ from reports import printable
 from rubric import fmt
 
 ROOT = Path(__file__).resolve().parent.parent
+CHECKS = Path(__file__).resolve().parent / "checks.py"   # run in the sandbox, as make runs it
 BUILD_LIMIT_S = 300
 PROBE_LIMIT_S = 60
 
 
-# ---- building a harness -------------------------------------------------------------------
+# ---- building a program -------------------------------------------------------------------
 
 def first_error(log):
     """The line a student needs first: the compiler's first error."""
@@ -57,23 +60,51 @@ def c_string(text):
 
 
 def build(tools, exercise, source, work, box):
-    """Builds the harness of `exercise` around `source` in `work`, in the
-    sandbox `box` with `work` its scratch folder: {"ok", "error"}.
-    The source is copied in as submission.cu, whose #line keeps its own name in
-    the compiler's messages and in CUDA_CHECK's."""
+    """Builds work/<exercise>, the exercise's given program around the
+    student's `source`, in the sandbox `box` with `work` its scratch folder:
+    {"ok", "error"}. As `make exNN` does, with its flags (make grade-flags):
+    the include check, the student's file compiled alone, the symbol check,
+    the link with the given objects this grading run built (OUT/_build, which
+    the sandbox sees read-only). The source is copied in as submission.cu,
+    whose #line keeps its own name in the compiler's messages and CUDA_CHECK's
+    (its folder's name may hold what nvcc's shell steps cannot take); the
+    checks run on that copy, in the sandbox too: they run the compiler and nm.
+    A refusal is a build error whose reason names the file or symbol."""
     work.mkdir(parents=True, exist_ok=True)
     text = source.read_text(encoding="utf-8", errors="replace")
-    (work / "submission.cu").write_text(f'#line 1 "{c_string(source.name)}"\n{text}',
-                                        encoding="utf-8")
-    cmd = [tools["NVCC"], *shlex.split(tools["NVCCFLAGS"]), "-I", str(work),
-           "-o", str(work / "harness"), f"grader/harness/{exercise}.cu", tools["LIB"],
-           *shlex.split(tools["LDLIBS"])]
-    done = sandbox.run(box, cmd, BUILD_LIMIT_S, work)
-    log = (done.stdout + done.stderr).replace(f"{work}/", "")
+    copy, obj, program = work / "submission.cu", work / "submission.o", work / exercise
+    write_log(copy, f'#line 1 "{c_string(source.name)}"\n{text}')
+    given = tools[f"GIVEN_{exercise}"]
+    flags = [tools["NVCC"], *shlex.split(tools["EX_NVCCFLAGS"])]
+    check = ["python3", str(CHECKS)]   # the system's: the sandbox has no other
+    steps = [
+        ("check", [*check, "includes", "--source", source.name, str(copy), "--", *flags]),
+        ("compile", [*flags, "-c", "-o", str(obj), str(copy)]),
+        ("check", [*check, "symbols", "--source", source.name, str(obj), "--", given,
+                   *shlex.split(tools["DEFINERS"])]),
+        ("compile", [*flags, "-o", str(program), given, str(obj),
+                     *shlex.split(tools["GRADING_OBJ"]), tools["LIB"],
+                     *shlex.split(tools["LDLIBS"])]),
+    ]
+    log, error, deadline = "", "", time.monotonic() + BUILD_LIMIT_S
+    for kind, cmd in steps:
+        done = sandbox.run(box, cmd, max(1.0, deadline - time.monotonic()), work,
+                           files=[CHECKS] if kind == "check" else [])
+        said = (done.stdout + done.stderr).replace(f"{work}/", "")
+        log += said
+        if done.stopped:
+            error = f"the build {done.why}"
+        elif done.returncode != 0 and kind == "compile":
+            error = first_error(said)
+        elif done.returncode == 1:   # checks.py's refusal: one line naming the file or symbol
+            error = last_line(said) or "the checks refused it without a reason"
+            log += f"refused: {error}\n"
+        elif done.returncode != 0:
+            error = f"the checks could not run: {last_line(said) or f'exit {done.returncode}'}"
+        if error:
+            break
     write_log(work / "build.log", log)
-    if done.stopped:
-        return {"ok": False, "error": f"the build {done.why}"}
-    return {"ok": done.returncode == 0, "error": "" if done.returncode == 0 else first_error(log)}
+    return {"ok": not error, "error": error}
 
 
 # ---- running a pass ----------------------------------------------------------------------
@@ -84,7 +115,7 @@ def last_line(text):
 
 
 def parse_result(stdout, exercise, pass_name, nonce):
-    """The harness's measurements: its JSON object, which must be the last line
+    """The program's measurements: its JSON object, which must be the last line
     on stdout and carry this run's nonce. None when there is none."""
     lines = [line.strip() for line in stdout.splitlines() if line.strip()]
     if not lines:
@@ -125,24 +156,27 @@ def parse_memcheck(log):
 
 
 def run_pass(config, exercise, work, pass_name, limit):
-    """One pass of a built harness, in the sandbox with a scratch folder of its
+    """One pass of a built program, in the sandbox with a scratch folder of its
     own: {"status", "detail", "seconds", "metrics"} and, for the check pass,
-    "memcheck"."""
+    "memcheck". The nonce goes on its stdin, which the program reads before any
+    of the student's code runs, never into the environment, where the
+    student's code could read it."""
     nonce = secrets.token_hex(16)
     # the worker's CUDA_VISIBLE_DEVICES comes with its sandbox (worker_sandbox)
-    env = {"GRADER_NONCE": nonce, "GRADER_PASS": pass_name, "GRADER_EXERCISE": exercise}
+    env = {"GRADER_PASS": pass_name, "GRADER_EXERCISE": exercise}
     sanitizer = config["sanitizer"] if pass_name == "check" else None
     if config["fake_harness"]:
         cmd, files = ["sh", "-c", config["fake_harness"]], []
     else:
-        cmd = [str(work / "harness")] + (["--check"] if pass_name == "check" else [])
-        files = [work / "harness"]
+        cmd = [str(work / exercise), "--grade"] + (["--check"] if pass_name == "check" else [])
+        files = [work / exercise]
     if sanitizer:   # its log goes to a pipe the grader reads (sandbox.LOG)
         cmd = [sanitizer, "--tool", "memcheck", "--report-api-errors", "no", "--print-limit",
                "10", "--log-file", sandbox.LOG] + cmd
     scratch = Path(tempfile.mkdtemp(prefix=f"{exercise}-{pass_name}-", dir=config["scratch"]))
-    try:
-        done = sandbox.run(config["sandbox"], cmd, limit, scratch, files=files, env=env)
+    try:   # under compute-sanitizer too, the program reads the nonce from this stdin
+        done = sandbox.run(config["sandbox"], cmd, limit, scratch, files=files, env=env,
+                           stdin=f"{nonce}\n".encode())
     finally:
         sandbox.remove(scratch)
     out, err, rc = done.stdout, done.stderr, done.returncode
@@ -156,8 +190,8 @@ def run_pass(config, exercise, work, pass_name, limit):
             write_log(work / "memcheck.log", done.log)
             errors, first = parse_memcheck(done.log)
             result["memcheck"].update(errors=errors, first=first)
-    # the harness's messages start "grade-exNN: ": the row says which exercise already
-    said = re.sub(r"^grade-ex\d\d: (cannot run here: )?", "", last_line(err))
+    # the program's messages start "exNN: ": the row says which exercise already
+    said = re.sub(r"^ex\d\d: (cannot run here: )?", "", last_line(err))
     if done.stopped == "time":
         result.update(status="timed_out", detail=f"timed out after {fmt(limit)} s")
     elif done.stopped:

@@ -10,9 +10,10 @@ What a sandboxed command sees, every path at its own place:
   when the grader knows it (on_gpu), else all;
 - of the project, only what a build needs (PROJECT), read-only: never
   solutions/, the grader's code and rubrics, build/, tests/ or .git;
-- what the grader names: its private folder for this run (the library a
-  harness links, the GPU probe), the CUDA toolkit wherever nvcc lives, and
-  files such as the built harness, all read-only; and one fresh scratch
+- what the grader names: the build it made for this run (the library and
+  given objects a program links, the GPU probe), the CUDA toolkit wherever
+  nvcc lives, and files such as the built program or grader/checks.py, all
+  read-only; and one fresh scratch
   folder, its HOME, the only writable place besides its /tmp and /dev/shm
   (everything else, the folders bwrap makes on the way to its mounts
   included, is read-only).
@@ -69,10 +70,11 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 
-# What of the project a build needs: the library's headers, and the program
-# built around the student's file (grader/harness today, exercises/given once
-# the harnesses move there). Missing ones are skipped.
-PROJECT = ("common", "kernels", "exercises/given", "grader/harness")
+# What of the project a build needs: the library's headers, and the given
+# program built around the student's file (its header, the contract). The
+# grader adds grader/checks.py to the commands that run it. Missing ones are
+# skipped.
+PROJECT = ("common", "kernels", "exercises/given")
 ETC = ("alternatives", "ld.so.cache", "ld.so.conf", "ld.so.conf.d", "passwd", "group",
        "nsswitch.conf", "localtime")
 SYSTEM_DIRS = ("bin", "sbin", "lib", "lib32", "lib64", "libx32")   # links into /usr, or not

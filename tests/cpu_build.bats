@@ -49,3 +49,55 @@ load test_helper
     run bash -c "ldd '$BATS_TEST_TMPDIR/bin/lab00' | grep cupti"
     assert_failure
 }
+
+@test "make ex01 compiles the given program and the student's file as two objects, checks both, and links them" {
+    run make -n BUILD="$BATS_TEST_TMPDIR/b" BINDIR="$BATS_TEST_TMPDIR/bin" ex01
+    assert_success
+    assert_output --partial "-c -o $BATS_TEST_TMPDIR/b/ex01/ex01.o exercises/given/ex01.cu"
+    assert_output --partial "grader/checks.py includes exercises/ex01_default_stream.cu --"
+    assert_output --partial "-c -o $BATS_TEST_TMPDIR/b/ex01/exercises/ex01_default_stream.o exercises/ex01_default_stream.cu"
+    assert_output --partial "grader/checks.py symbols --source exercises/ex01_default_stream.cu"
+    assert_output --regexp "-o $BATS_TEST_TMPDIR/bin/ex01 $BATS_TEST_TMPDIR/b/ex01/ex01.o $BATS_TEST_TMPDIR/b/ex01/exercises/ex01_default_stream.o $BATS_TEST_TMPDIR/b/given/grading.o"
+    refute_output --partial "-rdc"
+    run make -n BUILD="$BATS_TEST_TMPDIR/b" BINDIR="$BATS_TEST_TMPDIR/bin" sol01
+    assert_output --partial "-c -o $BATS_TEST_TMPDIR/b/ex01/solutions/ex01_default_stream.o solutions/ex01_default_stream.cu"
+}
+
+# refused CASE: builds ex01 around tests/fixtures/refused/CASE/ (in build/, as
+# make test leaves it); make must fail, and stderr holds the reason.
+refused() {
+    run --separate-stderr make -s BINDIR="$BATS_TEST_TMPDIR/bin" \
+        EX_SRCS="tests/fixtures/refused/$1/ex01_default_stream.cu" ex01
+    assert_failure
+    [ ! -e "$BATS_TEST_TMPDIR/bin/ex01" ] || fail "make linked ex01 around $1"
+}
+
+@test "make refuses a student's file that includes a file from elsewhere, naming it and quoting none of it" {
+    refused includes-rubric
+    [[ "$stderr" == *"ex01_default_stream.cu includes grader/rubrics/ex01.ini, outside its own folder, exercises/given/, common/, kernels/"* ]] ||
+        fail "stderr: $stderr"
+    [[ "$stderr" != *"two streams"* && "$stderr" != *"preprocessing directive"* ]] ||
+        fail "the rubric's text reached the message: $stderr"
+    refused includes-solution
+    if [ -d solutions ]; then
+        [[ "$stderr" == *"includes solutions/ex01_default_stream.cu, outside its own folder"* ]] || fail "stderr: $stderr"
+    else
+        [[ "$stderr" == *"solutions/ex01_default_stream.cu: No such file"* ]] || fail "stderr: $stderr"
+    fi
+}
+
+@test "make refuses a student's file that defines a symbol the program links from common/ or the C library, naming both" {
+    refused defines-common
+    [[ "$stderr" == *"defines-common/ex01_default_stream.cu defines stats_of, which common/stats.c defines: make it static or rename it"* ]] ||
+        fail "stderr: $stderr"
+    refused defines-libc
+    [[ "$stderr" == *"defines clock_gettime, which libc.so.6 defines"* ]] || fail "stderr: $stderr"
+}
+
+@test "make refuses a student's file with a main() of its own, or code that runs before main" {
+    refused defines-main
+    [[ "$stderr" == *"defines main(): the given program (exercises/given/) has the main; remove yours"* ]] ||
+        fail "stderr: $stderr"
+    refused runs-before-main
+    [[ "$stderr" == *"has code that runs before main() (a constructor"* ]] || fail "stderr: $stderr"
+}

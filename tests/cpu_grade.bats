@@ -1,11 +1,12 @@
 #!/usr/bin/env bats
 # The grader without a GPU: scoring recorded runs against the rubrics, the
-# table, CSV, JUnit and Gradescope outputs, rubric mistakes, and the run
-# paths (build errors with the real compiler; time limits, crashes, forged
-# result lines and memcheck through stand-ins for a harness and for
-# compute-sanitizer, in tests/fixtures/grading/). The sandbox around them has
-# its own suite, cpu_sandbox.bats; tests that run the grader skip where no
-# sandbox can be made.
+# table, CSV, JUnit and Gradescope outputs, rubric mistakes, the points
+# preview of ./exNN against the grader's scoring, and the run paths (build
+# errors and refusals with the real compiler; time limits, crashes, forged
+# result lines, the nonce and memcheck through stand-ins for a program and
+# for compute-sanitizer, in tests/fixtures/grading/). The sandbox around them
+# has its own suite, cpu_sandbox.bats; tests that run the grader skip where
+# no sandbox can be made.
 
 load test_helper
 load grade_helper
@@ -57,7 +58,7 @@ fake() {
 @test "a build error, a missing file, a timeout, a crash and a CUDA error each score 0 with the reason" {
     rescore >/dev/null
     run row broken ex01
-    assert_output '0/10,build_error,build failed: ex01_default_stream.cu(64): error: identifier "cudaStreamNonBlock" is undefined'
+    assert_output '0/10,build_error,build failed: ex01_default_stream.cu(18): error: identifier "cudaStreamNonBlock" is undefined'
     run row broken ex02
     assert_output "0/10,missing,no ex02_*.cu in the submission"
     run row broken ex04
@@ -148,14 +149,33 @@ PY
     check_rubric 's/^time_limit_s = 60$/time_limit_s = -1/' "[exercise] time_limit_s = '-1': must be a positive number"
 }
 
-@test "every metric a rubric names is one its harness prints" {
+@test "every metric a rubric names is one its program prints" {
     for rubric in grader/rubrics/ex*.ini; do
         ex=$(basename "$rubric" .ini)
+        program=exercises/given/$ex.cu
         for metric in $(sed -n 's/^metric = //p' "$rubric"); do
-            grep -q "grading_value(\"$metric\"" "grader/harness/$ex.cu" ||
-                fail "$rubric names $metric, which grader/harness/$ex.cu does not print"
+            grep -q "grading_value(\"$metric\"" "$program" ||
+                fail "$rubric names $metric, which $program does not print"
         done
     done
+}
+
+@test "the points preview of ./exNN gives the grader's points on every recorded run, and on each bound" {
+    make -s build/tests/preview_test
+    run python3 tests/tools/preview_check.py build/tests/preview_test "$RECORDED"
+    assert_success
+    assert_output --regexp "^[0-9]+ sets of metrics: the same points$"
+}
+
+@test "the points preview says so when the rubric is not there, and names a rubric's mistake" {
+    make -s build/tests/preview_test
+    run --separate-stderr build/tests/preview_test "$BATS_TEST_TMPDIR/ex01.ini" speedup_vs_blocking=2
+    assert_failure 1
+    [[ "$stderr" == *"ex01.ini: No such file or directory"* ]] || fail "stderr: $stderr"
+    sed 's/^points = 8$/points = eight/' grader/rubrics/ex01.ini >"$BATS_TEST_TMPDIR/ex01.ini"
+    run --separate-stderr build/tests/preview_test "$BATS_TEST_TMPDIR/ex01.ini"
+    assert_failure 1
+    [[ "$stderr" == *"ex01.ini [kernels_overlap] points = 'eight': not a number"* ]] || fail "stderr: $stderr"
 }
 
 @test "without a GPU, a submission that does not compile is told the compiler's first error" {
@@ -165,7 +185,7 @@ PY
     run --separate-stderr grade --submission tests/fixtures/submissions/build-error --only ex01 \
         --no-reference --out "$BATS_TEST_TMPDIR/out"
     assert_failure 3
-    assert_output 'ex01: builds: no (ex01_default_stream.cu(64): error: identifier "cudaStreamNonBlock" is undefined)'
+    assert_output 'ex01: builds: no (ex01_default_stream.cu(18): error: identifier "cudaStreamNonBlock" is undefined)'
 }
 
 @test "the result line of the harness is scored, and whatever the student's code printed is not" {
@@ -183,6 +203,15 @@ PY
     assert_output --partial "warning: another process used the GPU during the measurement"
     run row exercises ex01
     assert_output --partial "10/10,passed,full marks [memcheck off]; warning: another process used the GPU"
+}
+
+@test "the nonce reaches the program on its stdin, never in its environment" {
+    require_sandbox
+    run fake --only ex01 --no-memcheck --fake-harness \
+        "[ -z \"\${GRADER_NONCE-}\" ] || exit 9; tests/fixtures/grading/fake-harness.sh '$METRICS_EX01'"
+    assert_success
+    run row exercises ex01
+    assert_output "10/10,passed,full marks [memcheck off]"
 }
 
 @test "a result line without this run's nonce, or with anything after it, is not taken" {
@@ -216,7 +245,7 @@ PY
     fake --only ex01 --no-memcheck --fake-harness 'kill -SEGV $$' >/dev/null
     run row exercises ex01
     assert_output "0/10,crashed,crashed: killed by SIGSEGV"
-    fake --only ex01 --no-memcheck --fake-harness 'echo "grade-ex01: CUDA error at x.cu:3" >&2; exit 1' >/dev/null
+    fake --only ex01 --no-memcheck --fake-harness 'echo "ex01: CUDA error at x.cu:3" >&2; exit 1' >/dev/null
     run row exercises ex01
     assert_output "0/10,error,stopped with exit 1: CUDA error at x.cu:3"
 }
@@ -241,7 +270,7 @@ PY
     # memcheck stops the kernel at the bad access, and the CUDA error ends the pass:
     # the reason names memcheck's finding first
     PATH="$RECORDED:$PATH" fake --only ex06 --fake-harness '[ "$GRADER_PASS" = measure ] ||
-{ echo "grade-ex06: CUDA error at x.cu:9: unspecified launch failure" >&2; exit 1; }
+{ echo "ex06: CUDA error at x.cu:9: unspecified launch failure" >&2; exit 1; }
 tests/fixtures/grading/fake-harness.sh "\"mismatches\": 0"' >/dev/null
     run row exercises ex06
     assert_output "0/10,failed,check pass: compute-sanitizer memcheck found 256 errors: Invalid __global__ write of size 4 bytes (then: stopped with exit 1: CUDA error at x.cu:9: unspecified launch failure)"
@@ -278,7 +307,37 @@ bob,ex01,0,10,missing"
     assert_output --regexp "make grade-all +grade every student"
 }
 
-@test "without a GPU, make grade builds each exercise in the sandbox, says it builds, writes no grade and exits 3" {
+@test "the grader refuses a file that includes from elsewhere, defines what the program links, or runs before main" {
+    require_sandbox
+    # each folder of tests/fixtures/refused/ a student; a stale file in the
+    # grader's private build stands for what a submission left there last
+    # time; a stand-in GPU probe, since nothing refused runs
+    mkdir -p "$BATS_TEST_TMPDIR/out/_build"
+    touch "$BATS_TEST_TMPDIR/out/_build/libstreamlab.a.left-by-a-submission"
+    run grade --submissions tests/fixtures/refused --only ex01 --no-reference --no-memcheck \
+        --out "$BATS_TEST_TMPDIR/out" --fake-gpu-probe true
+    assert_success
+    [ ! -e "$BATS_TEST_TMPDIR/out/_build/libstreamlab.a.left-by-a-submission" ] ||
+        fail "the grader reused its build folder"
+    [ -f "$BATS_TEST_TMPDIR/out/_build/libstreamlab.a" ] || fail "no private libstreamlab.a"
+    while IFS='|' read -r student expected; do
+        run row "$student" ex01
+        [[ "$output" == "0/10,build_error,build failed: $expected"* ]] || fail "$student: $output"
+    done <<'EOF'
+defines-common|ex01_default_stream.cu defines stats_of, which common/stats.c defines: make it static or rename it
+defines-libc|ex01_default_stream.cu defines clock_gettime, which libc.so.6 defines
+defines-main|ex01_default_stream.cu defines main(): the given program (exercises/given/) has the main
+runs-before-main|ex01_default_stream.cu has code that runs before main()
+EOF
+    # the sandbox holds neither the rubrics nor the solutions: never found,
+    # so never compiled, whichever way the check names them
+    run row includes-rubric ex01
+    assert_output --regexp "^0/10,build_error,build failed: ex01_default_stream.cu(:2:10: fatal error: .*No such file| includes grader/rubrics/)"
+    run row includes-solution ex01
+    assert_output --regexp "^0/10,build_error,build failed: ex01_default_stream.cu(:2:10: fatal error: .*No such file| includes solutions/)"
+}
+
+@test "without a GPU, make grade builds each exercise's program in the sandbox, says it builds, writes no grade and exits 3" {
     require_no_gpu
     require_sandbox
     run --separate-stderr make -s grade GRADE_OUT="$BATS_TEST_TMPDIR/out"
@@ -292,7 +351,7 @@ ex06: builds: yes"
     [[ "$stderr" == *"grade: no GPU is usable here ("*"): nothing graded, no grade files written"*"Error 3"* ]] ||
         fail "stderr: $stderr"
     for ex in ex01 ex02 ex03 ex04 ex05 ex06; do
-        [ -x "$BATS_TEST_TMPDIR/out/work/$ex/harness" ] || fail "no harness for exercises/ $ex"
+        [ -x "$BATS_TEST_TMPDIR/out/work/$ex/$ex" ] || fail "no program for exercises/ $ex"
     done
     run find "$BATS_TEST_TMPDIR/out" -name report.txt -o -name grades.csv -o -name junit.xml -o -name outcomes
     assert_output ""

@@ -1,6 +1,6 @@
 #!/usr/bin/env bats
 # lab02 and its exercise on the CPU side: their own options' ranges, checked
-# before any GPU is touched.
+# before any GPU is touched, and the grader's options of ex02 and sol02.
 
 load test_helper
 
@@ -32,5 +32,16 @@ load test_helper
         run --separate-stderr "./$p" --chunk-mib 512
         [ "$status" -eq 2 ] || fail "$p --chunk-mib 512: exit $status, expected 2"
         assert_equal "$stderr" "$p: --chunk-mib must be an integer from 1 to 256 (got '512')"
+    done
+}
+
+@test "ex02 and sol02 take the grader's --grade and --check beside the exercise's options" {
+    for p in $(programs | grep -xE 'ex02|sol02'); do
+        run "./$p" --help
+        assert_success
+        assert_output --regexp "--chunks N .*default 8\)"
+        assert_output --regexp "--chunk-mib MIB .*default 16, --quick 8\)"
+        assert_output --partial "--grade"
+        assert_output --partial "--check"
     done
 }

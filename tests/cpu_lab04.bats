@@ -1,6 +1,6 @@
 #!/usr/bin/env bats
 # lab04 and its exercise on the CPU side: the pipeline's own options, checked
-# before any GPU is touched.
+# before any GPU is touched, and the grader's beside the exercise's.
 
 load test_helper
 
@@ -32,6 +32,17 @@ range() {
         run --separate-stderr "./$p" --batches 1024 --batch-mib 16
         [ "$status" -eq 2 ] || fail "$p: exit $status, expected 2"
         assert_equal "$stderr" "$p: --batches 1024 x --batch-mib 16 is more than 8192 MiB of input"
+    done
+}
+
+@test "ex04 and sol04 take the grader's --grade and --check beside the pipeline's options" {
+    for p in $(programs | grep -xE 'ex04|sol04'); do
+        run "./$p" --help
+        assert_success
+        assert_output --regexp "--batches N .*default 16, --quick 8\)"
+        assert_output --regexp "--kernel-ratio R .*default 2\)"
+        assert_output --partial "--grade"
+        assert_output --partial "--check"
     done
 }
 

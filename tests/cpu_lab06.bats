@@ -1,5 +1,6 @@
 #!/usr/bin/env bats
-# lab06 and ex06 on the CPU side: their own options' ranges.
+# lab06 and ex06 on the CPU side: their own options' ranges, and the
+# grader's beside the exercise's.
 
 load test_helper
 
@@ -24,9 +25,19 @@ load test_helper
 }
 
 @test "ex06 and sol06 range-check their stage delay" {
-    for p in ex06 sol06; do
+    for p in $(programs | grep -xE 'ex06|sol06'); do
         run --separate-stderr "./$p" --spin-ms 200
         assert_failure 2
         assert_equal "$stderr" "$p: --spin-ms must be a number from 0.5 to 100 (got '200')"
+    done
+}
+
+@test "ex06 and sol06 take the grader's --grade and --check beside the exercise's options" {
+    for p in $(programs | grep -xE 'ex06|sol06'); do
+        run "./$p" --help
+        assert_success
+        assert_output --regexp "--spin-ms MS .*default 2\)"
+        assert_output --partial "--grade"
+        assert_output --partial "--check"
     done
 }

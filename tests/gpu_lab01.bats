@@ -132,15 +132,21 @@ ratio() {
     [[ "$stderr" == *"lab01: cannot run here: CUDA_LAUNCH_BLOCKING=1"* ]] || fail "$stderr"
 }
 
-@test "ex01 as given serialises its streams and exits 4 naming the TODO" {
+@test "ex01 as given serialises its streams, exits 4 naming the TODO, and shows the correctness points only" {
     run ./ex01 --quick
     assert_failure 4
     assert_output --partial "[ok]   every_launch_logged"
     assert_output --partial "observed: NO  your_streams_overlap"
     assert_output --partial "TODO(student) in create_work_streams()"
+    assert_output --partial "What the grader would give"
+    assert_output --regexp "\[pass\] streams_work +2/2 +launches_wrong 0, limit <= 0"
+    assert_output --regexp "\[FAIL\] kernels_overlap +0/8 +speedup_vs_blocking [0-9.]+, needs >= 1.8"
+    assert_output --partial "total: 2 of 10 points for this run"
     ./ex01 --quick --json >"$BATS_TEST_TMPDIR/r.json" || true
     run report json "$BATS_TEST_TMPDIR/r.json"
     assert_output "4"
+    run report value "$BATS_TEST_TMPDIR/r.json" "points preview" total
+    assert_output "2"
 }
 
 @test "the reference solution overlaps its streams at least 1.8x, the legacy call still there" {
@@ -151,6 +157,7 @@ ratio() {
         assert_success
         assert_output --partial "[ok]   every_launch_logged"
         assert_output --partial "observed: yes your_streams_overlap"
+        assert_output --partial "total: 10 of 10 points for this run"
         ./sol01 --json >"$BATS_TEST_TMPDIR/r.json"
         f="$BATS_TEST_TMPDIR/r.json"
         within "$f" "your streams" time 20 "1.15 * 20"

@@ -4,8 +4,9 @@
 # times faster than pageable ones; cudaMemcpyAsync from pageable memory returns
 # after the copy, from pinned memory at once; every kind's bytes arrive intact;
 # the sweep gives a plot one row per point; ex02 as given overlaps nothing, its
-# solution does. Each verdict is asserted on one run: where another process
-# spoils a comparison, the lab measures it again itself (--retries) and says why.
+# solution does, and ./ex02 shows the points the grader would give. Each
+# verdict is asserted on one run: where another process spoils a comparison,
+# the lab measures it again itself (--retries) and says why.
 
 load test_helper
 load repeat
@@ -149,12 +150,31 @@ print(sorted(c['name'] for c in d['checks'] if c['passed']))")
     done
 }
 
-@test "ex02 as given overlaps nothing, names the TODO and exits 4" {
+@test "ex02 as given overlaps nothing, exits 4 naming the TODO, and shows the correctness points only" {
     run ./ex02 --quick
     assert_failure 4
     assert_output --partial "[ok]   chunks_verified"
+    assert_output --partial "observed: NO  copy_call_returns_at_once"
     assert_output --partial "observed: NO  copies_overlap_host_work"
     assert_output --partial "TODO(student) in make_staging()"
+    assert_output --partial "What the grader would give"
+    assert_output --regexp "\[pass\] words_intact +2/2 +words_wrong 0, limit <= 0"
+    assert_output --regexp "\[FAIL\] pinned +0/2 +pinned 0, needs >= 1"
+    assert_output --regexp "\[FAIL\] call_returns_at_once +0/2 +call_fraction [0-9.]+, needs <= 0.5"
+    assert_output --regexp "\[FAIL\] copies_overlap +0/4 +overlap -?[0-9.e-]+, needs >= 0.5"
+    assert_output --partial "total: 2 of 10 points for this run"
+    ./ex02 --quick --json >"$BATS_TEST_TMPDIR/r.json" || true
+    run report value "$BATS_TEST_TMPDIR/r.json" "points preview" total
+    assert_output "2"
+}
+
+@test "ex02 --check runs small chunks once, checks every word and judges no timing" {
+    run ./ex02 --check
+    assert_success
+    assert_output --partial "[ok]   chunks_verified"
+    refute_output --partial "copies_overlap_host_work"
+    refute_output --partial "copy_call_returns_at_once"
+    refute_output --partial "What the grader would give"
 }
 
 @test "sol02 hides the copies behind the host's work and verifies every chunk of every run" {
@@ -171,5 +191,7 @@ print(sorted(c['name'] for c in d['checks'] if c['passed']))")
         ok "$overlap >= 0.5" "overlap $overlap (model 7/8, limit 0.5)"
         run report get "$f" checks.0.passed
         assert_output "true"
+        run report value "$f" "points preview" total
+        assert_output "10"
     done
 }

@@ -71,28 +71,38 @@ lab03_json() {
     within "$BATS_TEST_TMPDIR/r.json" "kernel's own clock" duration 2 2.04
 }
 
-@test "ex03 as given measures nothing, reports a median of 0 and exits 4 naming the TODO" {
+@test "ex03 as given measures nothing, reports medians of 0, exits 4 naming the TODO, and shows the correctness points only" {
     run ./ex03 --quick
     assert_failure 4
     assert_output --partial "observed: NO  median_matches_known: not measured: complete TODO(student)"
     assert_output --partial "[ok]   every_launch_logged"
+    assert_output --regexp "\[pass\] launches_logged +2/2"
+    assert_output --regexp "\[FAIL\] median_accurate +0/6 +median_error_pct 100, needs <= 2"
+    assert_output --partial "total: 2 of 10 points for this run"
     ./ex03 --quick --json >"$BATS_TEST_TMPDIR/r.json" || true
     run report json "$BATS_TEST_TMPDIR/r.json"
     assert_output "4"
-    run report value "$BATS_TEST_TMPDIR/r.json" "your harness" duration
-    assert_output "0"
+    for k in "short kernel" "long kernel"; do
+        run report value "$BATS_TEST_TMPDIR/r.json" "$k" duration
+        assert_output "0"
+    done
 }
 
-@test "the reference solution reports a median within 2% of the known duration" {
+@test "the reference solution reports medians within 2% of both durations it was not told, and full points" {
     [ -x ./sol03 ] || skip "solutions/ is not here"
     for run_no in $(runs); do
         echo "# run $run_no of $REPEATS"
         run ./sol03 --quick
         assert_success
+        assert_output --partial "total: 10 of 10 points for this run"
         ./sol03 --json >"$BATS_TEST_TMPDIR/r.json"
-        known=$(report get "$BATS_TEST_TMPDIR/r.json" predictions.0.value)
-        within "$BATS_TEST_TMPDIR/r.json" "your harness" duration "0.98 * $known" "1.02 * $known"
-        run report get "$BATS_TEST_TMPDIR/r.json" verdict.observed
+        f="$BATS_TEST_TMPDIR/r.json"
+        short=$(report get "$f" predictions.0.value)
+        long=$(report get "$f" predictions.1.value)
+        ok "1.5 <= $short < 3 and 5 <= $long < 8" "durations $short and $long outside their ranges"
+        within "$f" "short kernel" duration "0.98 * $short" "1.02 * $short"
+        within "$f" "long kernel" duration "0.98 * $long" "1.02 * $long"
+        run report get "$f" verdict.observed
         assert_output "true"
     done
 }

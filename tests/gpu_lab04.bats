@@ -4,9 +4,10 @@
 # streams are held to the streams' bound (about 2x on a balanced load);
 # pageable memory loses the overlap; across kernel ratios the speedup peaks
 # where the kernel takes as long as the upload; ex04 as given does not
-# overlap, its solution does. The verdict is asserted on one run: the lab
-# times every variant in rounds with the serial run, and where another
-# process spoils them it measures again itself (--retries) and says why.
+# overlap, its solution does, and each shows the points the grader would
+# give. The verdict is asserted on one run: the lab times every variant in
+# rounds with the serial run, and where another process spoils them it
+# measures again itself (--retries) and says why.
 
 load test_helper
 load repeat
@@ -141,12 +142,22 @@ PY
     assert_success
 }
 
-@test "ex04 as given verifies its results but does not overlap, and names the TODO" {
+@test "ex04 as given verifies its results but does not overlap, names the TODO, and shows the correctness points only" {
     run ./ex04 --quick
     assert_failure 4
     assert_output --partial "[ok]   outputs_verified"
     assert_output --partial "observed: NO  pipeline_efficient"
     assert_output --partial "TODO(student)"
+    assert_output --partial "What the grader would give"
+    assert_output --regexp "\[pass\] outputs_verified +3/3 +mismatches 0, limit <= 0"
+    assert_output --regexp "\[FAIL\] overlaps +0/3 +speedup [0-9.]+, needs >= 1.3"
+    assert_output --partial "total: 3 of 10 points for this run"
+    ./ex04 --quick --json >"$BATS_TEST_TMPDIR/r.json" || true
+    run report json "$BATS_TEST_TMPDIR/r.json"
+    assert_output "4"
+    # the buffer sets counted by the program's compute(), not by the student's code
+    run report value "$BATS_TEST_TMPDIR/r.json" "your pipeline" buffer_sets
+    assert_output "1"
 }
 
 # At the default size, as lab04's effect is: --quick's smaller batches
@@ -158,6 +169,7 @@ PY
         run ./sol04
         assert_success
         assert_output --partial "observed: yes pipeline_efficient"
+        assert_output --partial "total: 10 of 10 points for this run"
         ./sol04 --json >"$BATS_TEST_TMPDIR/s.json"
         run report value "$BATS_TEST_TMPDIR/s.json" "your pipeline" buffer_sets
         assert_output "2"

@@ -1,9 +1,10 @@
 #!/usr/bin/env bats
 # lab05 on a real GPU: a greatest-priority stream's kernel jumps the queue of a
 # many-wave background grid; a copy gains nothing from priority; ex05 as given
-# does not jump, its solution does. lab05's verdicts are asserted on one run
-# each: it takes its same- and high-priority samples in pairs, and where
-# another process spoils them it measures again itself (--retries) and says why.
+# does not jump, its solution does, and ./ex05 shows the grader's points.
+# lab05's verdicts are asserted on one run each: it takes its same- and
+# high-priority samples in pairs, and where another process spoils them it
+# measures again itself (--retries) and says why.
 
 load test_helper
 load repeat
@@ -89,20 +90,35 @@ setup() { require_gpu; }
     attempts_told "$f" "copy same vs high priority"
 }
 
-@test "ex05 as given verifies its results but does not jump the queue, and names the TODO" {
+@test "ex05 as given verifies its results but does not jump the queue, names the TODO, and shows the correctness points only" {
     run ./ex05 --quick
     assert_failure 4
     assert_output --partial "[ok]   critical_verified"
+    assert_output --partial "[ok]   background_counted"
     assert_output --partial "observed: NO  high_priority_jumps_queue"
-    assert_output --partial "TODO(student)"
+    assert_output --partial "TODO(student) in create_critical_stream()"
+    assert_output --partial "What the grader would give"
+    assert_output --regexp "\[pass\] outputs_verified +2/2 +outputs_wrong 0, limit <= 0"
+    assert_output --regexp "\[FAIL\] jumps_queue +0/8 +latency_ratio [0-9.]+, needs >= 5"
+    assert_output --partial "total: 2 of 10 points for this run"
 }
 
-@test "sol05 jumps the queue by at least 5x" {
+@test "ex05 --check runs the critical kernel on an idle GPU, checks its outputs and judges no timing" {
+    run ./ex05 --check
+    assert_success
+    assert_output --partial "[ok]   critical_verified"
+    refute_output --partial "high_priority_jumps_queue"
+    refute_output --partial "What the grader would give"
+}
+
+@test "sol05 jumps the queue by at least 5x, pair by pair, and would get full points" {
+    [ -x ./sol05 ] || skip "solutions/ is not in this tree"
     for run_no in $(runs); do
         echo "# run $run_no of $REPEATS"
         run ./sol05 --quick
         assert_success
         assert_output --partial "observed: yes high_priority_jumps_queue"
+        assert_output --partial "total: 10 of 10 points for this run"
         ./sol05 --quick --json >"$BATS_TEST_TMPDIR/s.json"
         ratio=$(report value "$BATS_TEST_TMPDIR/s.json" priority latency_ratio)
         ok "$ratio >= 5" "sol05 latency ratio $ratio"

@@ -1,8 +1,10 @@
 #!/usr/bin/env bats
 # lab06 on a real GPU: every race caught, every fix clean, what each fix costs
-# the host; and the exercise, as given and solved. lab06's verdicts are asserted
-# on one run each: where another process lets a late producer win (or slows
-# the host), the lab runs the comparison again itself (--retries) and says why.
+# the host; and the exercise, as given, solved, and with a fixed delay in
+# place of the event, which the runs with a slow producer catch. lab06's
+# verdicts are asserted on one run each: where another process lets a late
+# producer win (or slows the host), the lab runs the comparison again itself
+# (--retries) and says why.
 
 load test_helper
 load repeat
@@ -99,27 +101,72 @@ print(" ".join(sorted(c["name"] for c in d["checks"] if not c["passed"])))' "$BA
     within_budget 5.0 ./lab06
 }
 
-@test "ex06 as given gets results wrong, names the TODO and exits 1" {
+@test "ex06 as given gets results wrong, names the TODO, exits 1, and shows the points of the bounds check only" {
     run ./ex06 --quick
     assert_failure 1
     assert_output --partial "[FAIL] pipeline_correct"
+    assert_output --partial "[FAIL] stage2_after_stage1"
     assert_output --partial "TODO(student) in issue_pipeline()"
+    assert_output --partial "What the grader would give"
+    assert_output --regexp "\[FAIL\] results_correct +0/3 +mismatches [0-9]+, needs <= 0"
+    assert_output --regexp "\[pass\] stays_in_bounds +1/1"
+    assert_output --partial "total: 1 of 10 points for this run"
 }
 
-@test "sol06 is right over many runs on fresh inputs while the host never blocks" {
+# Every run is checked (--reps and a warm-up), three words per element: what
+# reached the host, and d_mid and d_out read on the GPU.
+@test "sol06 is right over many runs on fresh inputs, a quarter with a slow producer, while the host never blocks" {
     for run_no in $(runs); do
         echo "# run $run_no of $REPEATS"
         ./sol06 --reps 100 --json >"$BATS_TEST_TMPDIR/s.json"
-        run report json "$BATS_TEST_TMPDIR/s.json"
+        f="$BATS_TEST_TMPDIR/s.json"
+        run report json "$f"
         assert_output "0"
-        run report value "$BATS_TEST_TMPDIR/s.json" pipeline mismatches
+        run report value "$f" pipeline mismatches
         assert_output "0"
-        n=$(report get "$BATS_TEST_TMPDIR/s.json" parameters.elements.value)
-        run report value "$BATS_TEST_TMPDIR/s.json" pipeline checked
-        assert_output "$((100 * n))"
-        run report value "$BATS_TEST_TMPDIR/s.json" pipeline producer_busy_runs
+        n=$(report get "$f" parameters.elements.value)
+        run report value "$f" pipeline checked
+        assert_output "$((101 * 3 * n))"
+        run report value "$f" pipeline slow_runs
+        assert_output "25"
+        within "$f" pipeline slowest_step 8 16
+        run report value "$f" pipeline producer_busy_runs
         assert_output "100"
-        run report get "$BATS_TEST_TMPDIR/s.json" verdict.observed
+        ok "$(from_json "$f" "[c['passed'] for c in d['checks'] if c['name'] == 'stage2_after_stage1'] == [True]")" \
+            "stage 2 started before stage 1 ended: $(from_json "$f" "d['checks']")"
+        run report get "$f" verdict.observed
         assert_output "true"
     done
+    run ./sol06 --quick
+    assert_success
+    assert_output --partial "total: 10 of 10 points for this run"
+}
+
+# A "fix" a student may try: hold stage 2 back by a fixed 3 ms of the GPU's
+# time instead of the event. Right while stage 1 takes its usual 2 ms, wrong
+# in the runs where the program makes it 4-8x slower.
+@test "ex06 catches a consumer held back by a fixed delay in the runs with a slow producer" {
+    mkdir -p "$BATS_TEST_TMPDIR/delay"
+    cat >"$BATS_TEST_TMPDIR/delay/ex06_stream_races.cu" <<'EOF'
+#include "ex06.h"
+#include "kernels.h"
+#include "streamlab.h"
+
+void issue_pipeline(const handoff *h)
+{
+    h->stage1();
+    spin_for_ns<<<1, 1, 0, h->consume>>>(3000000); /* 1.5 x the usual slow step */
+    CHECK_LAUNCH();
+    h->stage2();
+}
+EOF
+    make -s BINDIR="$BATS_TEST_TMPDIR/bin" EX_SRCS="$BATS_TEST_TMPDIR/delay/ex06_stream_races.cu" ex06
+    run -1 bash -c '"$1" --reps 40 --json >"$2"' _ "$BATS_TEST_TMPDIR/bin/ex06" "$BATS_TEST_TMPDIR/r.json"
+    f="$BATS_TEST_TMPDIR/r.json"
+    run report value "$f" pipeline slow_runs
+    assert_output "10"
+    ok "$(from_json "$f" "[c['passed'] for c in d['checks'] if c['name'] == 'pipeline_correct'] == [False]")" \
+        "no wrong result with a fixed delay: $(from_json "$f" "d['checks']")"
+    ok "$(from_json "$f" "[c['passed'] for c in d['checks'] if c['name'] == 'stage2_after_stage1'] == [False]")" \
+        "the GPU's clock did not show stage 2 starting early: $(from_json "$f" "d['checks']")"
 }

@@ -1,0 +1,354 @@
+/* ex04's given program: does the student's double buffer hide the copies
+ * behind compute, and get every output right?
+ *
+ * The student writes make_sets() and run_batches()
+ * (exercises/ex04_double_buffering.cu; the contract is ex04.h). This program
+ * makes the job: --batches batches of --batch-mib MiB in pinned memory, and
+ * compute(), which launches affine_work (kernels/) on one batch with a step
+ * count calibrated to --kernel-ratio x an upload: a number the student's code
+ * never sees. compute() takes device memory only (a kernel reading pinned
+ * host memory over the link would skip the copies the exercise is about) and
+ * counts the device buffers it reads from: the buffer sets.
+ *
+ * It measures in rounds (measure_rounds), each in another order: each stage
+ * alone on the program's own stream and buffers (an upload, the kernel, a
+ * download, and an upload beside a download: c'), the program's own serial
+ * run (every batch in one stream) and the student's run_batches(). The two
+ * runs are timed alike, on the host clock from an idle GPU until
+ * cudaDeviceSynchronize, which waits for whatever streams the student used.
+ * Before each of the student's runs the inputs are drawn afresh and the
+ * outputs poisoned; after it, every output is checked against the CPU
+ * reference of the inputs as the program keeps them. The model (lab04) comes
+ * from each round's own stage times: serial n(h+k+d); ideal (h+k+d) +
+ * (n-1) max(c',k) with two copy engines, max(n(h+d), h+d+nk) with one. A
+ * round's efficiency is its serial / yours over its own ideal speedup, so
+ * the model and the measurement share their moment.
+ *
+ * The metrics (grader/rubrics/ex04.ini scores them; grading.h says how they
+ * reach the student and the grader), medians over the rounds:
+ *   h2d_ms, kernel_ms, d2h_ms  each stage alone, per batch;
+ *   beside_ms                  c': an upload and a download at once, per pair;
+ *   serial_ms, yours_ms        the program's serial run and the student's;
+ *   speedup                    serial / yours, round by round;
+ *   ideal_speedup              the model's serial / ideal, round by round;
+ *   efficiency                 speedup / ideal_speedup, round by round;
+ *   mismatches, checked        outputs of the student's runs that differ, of
+ *                              all checked (every run, the warm-up's too);
+ *   buffer_sets                the device buffers compute() read from in the
+ *                              student's last run.
+ * --check: 4 batches of 1 MiB, one round. */
+#include "ex04.h"
+#include "grading.h"
+#include "kernels.h"
+
+#include <math.h>
+#include <string.h>
+
+static int batches = 16;
+static int batch_mib = 16;
+static double kernel_ratio = 2; /* kernel = 2 x H2D: about h + d, what two streams can hide */
+
+static const option ex_options[] = {
+    {"batches", OPT_INT, &batches, 2, 1024, 8, "N", "batches in the pipeline"},
+    {"batch-mib", OPT_INT, &batch_mib, 1, 1024, 8, "MIB",
+     "input of one batch; its output is as large"},
+    {"kernel-ratio", OPT_DOUBLE, &kernel_ratio, 0.05, 20, NO_QUICK, "R",
+     "kernel time per batch / H2D time per batch"},
+    {NULL},
+};
+
+enum { HOST_LIMIT_MIB = 8192 };
+
+/* The input and the output live in pinned host memory: at most 8 GiB of each. */
+static void check_host_memory(void)
+{
+    if ((long)batches * batch_mib > HOST_LIMIT_MIB)
+        fail_usage("--batches %d x --batch-mib %d is more than %d MiB of input", batches,
+                   batch_mib, HOST_LIMIT_MIB);
+}
+
+static const program_info ex = {
+    .name = "ex04",
+    .title = "exercise: double-buffer a batch pipeline (two streams, two buffer sets)",
+    .handout = "labs/lab04_double_buffering/README.md",
+    .options = ex_options, .reps = 5, .quick_reps = 2,
+    .needs = NEEDS_COPY_ENGINE | NEEDS_OVERLAP,
+    /* two batches in and out for the program's stages, as many for the student's two sets */
+    .memory_option = "batch-mib", .memory_per_unit = 8 << 20,
+    .check_options = check_host_memory,
+};
+
+/* The median round's efficiency. 90%: the ideal is the model of the round's
+ * own stage times, and 10% allows for what it leaves out (each launch, a
+ * copy's start-up); the reference solution reached 95-96% on an H100. */
+static const verdict EFFICIENT = {
+    "pipeline_efficient", 0.90, INFINITY, "%",
+    "with 1 buffer set the batches still take turns on one stream and one buffer set: see "
+    "TODO(student) in make_sets() and run_batches(); with 2, is batch b on set b % 2's stream "
+    "AND buffers, with no wait inside the loop? With --kernel-ratio below 2, two streams cannot "
+    "reach the ideal (lab04, variant b)"};
+
+enum { WARMUP = 1, STAGE_REPEAT = 4, MAX_SEEN = 64 };
+/* The ways of a round: the stages alone, the serial run, the student's. */
+enum { H2D, KERNEL, D2H, BESIDE, SERIAL, YOURS, WAYS };
+
+/* The program's own bench: static, so that the student's file cannot name
+ * it. The student's code gets a copy of `job` per call, never these. */
+static struct {
+    batch_job job;
+    uint32_t *h_in;         /* job.h_in, which the program writes */
+    uint32_t *inputs;       /* the run's inputs as drawn: the reference is computed from these */
+    int steps;              /* affine_work rounds per element: the kernel's length */
+    cudaStream_t stream[2]; /* the program's: the serial run and the stages */
+    uint32_t *d_in[2], *d_out[2];
+    cudaEvent_t joined[2];
+    const uint32_t *seen[MAX_SEEN]; /* the device inputs compute() was handed, this run */
+    int n_seen, sets;       /* and how many the student's last run used */
+    tally outputs;          /* every output of every run of the student's */
+} bench;
+
+static size_t batch_bytes(void) { return bench.job.batch * sizeof(uint32_t); }
+static size_t total_words(void) { return (size_t)bench.job.n * bench.job.batch; }
+
+/* The kernel on one batch, as the stages time it. */
+static void launch_kernel(const uint32_t *d_in, uint32_t *d_out, cudaStream_t stream)
+{
+    affine_launch(d_in, d_out, bench.job.batch, bench.steps, stream);
+}
+
+static void require_device(const void *p, const char *name)
+{
+    struct cudaPointerAttributes a;
+    CUDA_CHECK(cudaPointerGetAttributes(&a, p));
+    if (a.type != cudaMemoryTypeDevice)
+        fail_wrong("compute() takes device memory (cudaMalloc): its %s, %p, is not", name, p);
+}
+
+/* The job's compute(). The serial run calls it too, so both runs pay for its
+ * checks alike. */
+static void compute(const uint32_t *d_in, uint32_t *d_out, cudaStream_t stream)
+{
+    require_device(d_in, "d_in");
+    require_device(d_out, "d_out");
+    int i = 0;
+    while (i < bench.n_seen && bench.seen[i] != d_in)
+        i++;
+    if (i == bench.n_seen && i < MAX_SEEN)
+        bench.seen[bench.n_seen++] = d_in;
+    launch_kernel(d_in, d_out, stream);
+}
+
+/* Stream `waiter` goes on only once stream `on` has reached this point. */
+static void wait_for(int waiter, int on)
+{
+    CUDA_CHECK(cudaEventRecord(bench.joined[on], bench.stream[on]));
+    CUDA_CHECK(cudaStreamWaitEvent(bench.stream[waiter], bench.joined[on], 0));
+}
+
+/* The i-th of STAGE_REPEAT batches of one stage (ctx: its way), back to back
+ * in the program's stream 0, each copy of another batch; BESIDE: an upload
+ * there and a download in stream 1, which forks from stream 0 before the
+ * first and joins it after the last. */
+static void issue_stage(void *ctx, int i)
+{
+    int stage = *(const int *)ctx, beside = stage == BESIDE;
+    size_t at = (size_t)(i % bench.job.n) * bench.job.batch;
+    if (beside && i == 0)
+        wait_for(1, 0);
+    if (stage == H2D || beside)
+        CUDA_CHECK(cudaMemcpyAsync(bench.d_in[0], bench.job.h_in + at, batch_bytes(),
+                                   cudaMemcpyHostToDevice, bench.stream[0]));
+    if (stage == KERNEL)
+        launch_kernel(bench.d_in[0], bench.d_out[0], bench.stream[0]);
+    if (stage == D2H || beside)
+        CUDA_CHECK(cudaMemcpyAsync(bench.job.h_out + at, bench.d_out[beside], batch_bytes(),
+                                   cudaMemcpyDeviceToHost, bench.stream[beside]));
+    if (beside && i == STAGE_REPEAT - 1)
+        wait_for(0, 1);
+}
+
+/* The program's serial run: every batch in its stream 0 through one buffer
+ * set, from an idle GPU until it is idle again. */
+static double time_serial(void *unused)
+{
+    (void)unused;
+    CUDA_CHECK(cudaDeviceSynchronize());
+    double t0 = host_time_ms();
+    for (int b = 0; b < bench.job.n; b++) {
+        size_t at = (size_t)b * bench.job.batch;
+        CUDA_CHECK(cudaMemcpyAsync(bench.d_in[0], bench.job.h_in + at, batch_bytes(),
+                                   cudaMemcpyHostToDevice, bench.stream[0]));
+        compute(bench.d_in[0], bench.d_out[0], bench.stream[0]);
+        CUDA_CHECK(cudaMemcpyAsync(bench.job.h_out + at, bench.d_out[0], batch_bytes(),
+                                   cudaMemcpyDeviceToHost, bench.stream[0]));
+    }
+    CUDA_CHECK(cudaDeviceSynchronize());
+    return host_time_ms() - t0;
+}
+
+/* The student's run_batches() on fresh inputs and poisoned outputs, timed as
+ * the serial run is; then every output checked. The reference reads the
+ * program's own copy of the inputs, whatever the student's code did to h_in. */
+static double time_yours(void *unused)
+{
+    (void)unused;
+    size_t total = total_words();
+    fill_random_u32(bench.inputs, total, fresh_seed());
+    memcpy(bench.h_in, bench.inputs, total * sizeof(uint32_t));
+    memset(bench.job.h_out, 0xff, total * sizeof(uint32_t));
+    batch_job job = bench.job; /* the student's copy */
+    bench.n_seen = 0;
+    CUDA_CHECK(cudaDeviceSynchronize());
+    double t0 = host_time_ms();
+    run_batches(&job); /* the student's */
+    CUDA_CHECK(cudaDeviceSynchronize());
+    double ms = host_time_ms() - t0;
+    bench.sets = bench.n_seen;
+    verify_affine(bench.inputs, bench.job.h_out, total, bench.steps, &bench.outputs);
+    return ms;
+}
+
+/* The job and the program's own streams and buffers; the kernel calibrated
+ * to kernel_ratio x an upload. */
+static void bench_open(lab_run *lab)
+{
+    size_t total, bytes;
+    bench.job.n = batches;
+    bench.job.batch = (size_t)batch_mib << 18; /* words of 4 bytes */
+    bench.job.compute = compute;
+    total = total_words(), bytes = total * sizeof(uint32_t);
+    bench.h_in = (uint32_t *)lab_pinned(lab, bytes);
+    bench.job.h_in = bench.h_in;
+    bench.job.h_out = (uint32_t *)lab_pinned(lab, bytes);
+    bench.inputs = (uint32_t *)lab_pageable(lab, bytes);
+    fill_random_u32(bench.h_in, total, fresh_seed());
+    lab_streams(lab, bench.stream, 2, "given stream", cudaStreamNonBlocking);
+    for (int s = 0; s < 2; s++) {
+        bench.d_in[s] = (uint32_t *)lab_device(lab, batch_bytes());
+        bench.d_out[s] = (uint32_t *)lab_device(lab, batch_bytes());
+        CUDA_CHECK(cudaMemcpy(bench.d_in[s], bench.h_in, batch_bytes(), cudaMemcpyHostToDevice));
+        CUDA_CHECK(cudaMemset(bench.d_out[s], 0xff, batch_bytes())); /* none read unwritten */
+        bench.joined[s] = lab_event(lab, cudaEventDisableTiming);
+    }
+    CUDA_CHECK(cudaDeviceSynchronize()); /* the memsets ran on the legacy stream */
+    int h2d = H2D;
+    stats h = measure_issued(issue_stage, &h2d, bench.stream[0], STAGE_REPEAT, WARMUP, 5);
+    affine_calibration cal = affine_calibrate(bench.d_in[0], bench.d_out[0], bench.job.batch,
+                                              bench.stream[0]);
+    bench.steps = affine_steps_for_ms(&cal, kernel_ratio * h.median);
+}
+
+/* The model's ideal pipeline over n batches: the busiest engine does its
+ * stage of all of them, the other stages before its first and after its last;
+ * with one copy engine, uploads and downloads take turns on it. */
+static double ideal_ms(double h, double k, double d, double beside, int n, int engines)
+{
+    if (engines >= 2)
+        return h + k + d + (n - 1) * fmax(fmax(beside, fmax(h, d)), k);
+    return fmax(n * (h + d), h + d + n * k);
+}
+
+/* What the rounds measured: each way's times, and round by round the
+ * speedup, the model's ideal speedup and their ratio, the efficiency. */
+typedef struct {
+    stats way[WAYS], speedup, ideal_speedup, efficiency;
+} measured;
+
+/* The stages alone, the serial run and the student's, in rounds. */
+static measured measure_in_rounds(lab_run *lab, int rounds, int engines)
+{
+    int stage_of[4] = {H2D, KERNEL, D2H, BESIDE}, n = bench.job.n;
+    issued alone[4];
+    timed_fn fn[WAYS];
+    void *of[WAYS];
+    for (int s = H2D; s <= BESIDE; s++) {
+        alone[s] = (issued){issue_stage, &stage_of[s], bench.stream[0], STAGE_REPEAT,
+                            lab_timer(lab)};
+        fn[s] = time_issued, of[s] = &alone[s];
+    }
+    fn[SERIAL] = time_serial, of[SERIAL] = NULL;
+    fn[YOURS] = time_yours, of[YOURS] = NULL;
+    double *ms = (double *)xmalloc((size_t)WAYS * rounds * sizeof *ms);
+    double *ideal = (double *)xmalloc(2 * (size_t)rounds * sizeof *ideal), *eff = ideal + rounds;
+    timeline_span_begin("the stages, the serial run and yours, in rounds");
+    measure_rounds(fn, of, WAYS, WARMUP, rounds, ms);
+    timeline_span_end();
+    for (int j = 0; j < rounds; j++) {
+        const double *at = ms + j;
+        double h = at[H2D * rounds], k = at[KERNEL * rounds], d = at[D2H * rounds];
+        ideal[j] = n * (h + k + d) / ideal_ms(h, k, d, at[BESIDE * rounds], n, engines);
+        eff[j] = at[SERIAL * rounds] / at[YOURS * rounds] / ideal[j];
+    }
+    measured m;
+    for (int w = 0; w < WAYS; w++)
+        m.way[w] = stats_of(ms + (size_t)w * rounds, rounds);
+    m.speedup = stats_of_ratios(ms + SERIAL * rounds, ms + YOURS * rounds, rounds);
+    m.ideal_speedup = stats_of(ideal, rounds), m.efficiency = stats_of(eff, rounds);
+    free(ideal);
+    free(ms);
+    return m;
+}
+
+int main(int argc, char **argv)
+{
+    lab_run lab;
+    grading_begin(&lab, argc, argv, &ex);
+    report *r = lab.r;
+    int rounds = lab.opt.reps, engines = lab.dev.async_engines;
+    if (grading_check()) {
+        batches = 4;
+        batch_mib = 1;
+        rounds = 1;
+    }
+    bench_open(&lab);
+    batch_job job = bench.job;
+    make_sets(&job); /* the student's */
+    CUDA_CHECK(cudaDeviceSynchronize());
+    bench.outputs.where = "your pipeline";
+    measured m = measure_in_rounds(&lab, rounds, engines);
+    const stats *st = m.way;
+    int n = bench.job.n;
+    double h = st[H2D].median, k = st[KERNEL].median, d = st[D2H].median;
+
+    report_section(r, "Each stage alone (per batch, the program's own stream), in the rounds");
+    report_stats(r, "H2D", "time", &st[H2D], "ms");
+    report_compare(r, "kernel", "time", "--kernel-ratio x h", kernel_ratio * h, &st[KERNEL],
+                   "ms");
+    report_stats(r, "D2H", "time", &st[D2H], "ms");
+    if (engines >= 2)
+        report_compare(r, "H2D beside D2H", "time", "the slower alone: full duplex", fmax(h, d),
+                       &st[BESIDE], "ms");
+    report_section(r, "The program's serial run and your pipeline, in the same rounds");
+    report_compare(r, "serial", "time", "n(h+k+d)", n * (h + k + d), &st[SERIAL], "ms");
+    report_compare(r, "your pipeline", "time",
+                   engines >= 2 ? "ideal: (h+k+d) + (n-1) max(c',k)"
+                                : "ideal: max(n(h+d), h+d+nk), one copy engine",
+                   ideal_ms(h, k, d, st[BESIDE].median, n, engines), &st[YOURS], "ms");
+    report_compare(r, "your pipeline", "speedup", "the ideal: serial / ideal",
+                   m.ideal_speedup.median, &m.speedup, "x");
+    report_value(r, "your pipeline", "efficiency", m.efficiency.median * 100, "%");
+    report_value(r, "your pipeline", "buffer_sets", bench.sets, "count");
+
+    report_section(r, "Checks");
+    report_tally(r, "outputs_verified", &bench.outputs,
+                 "outputs of your pipeline differ from the CPU reference (every run, each on "
+                 "fresh inputs)");
+    report_verdict(r, &EFFICIENT, m.efficiency.median, "your pipeline (%d buffer set%s) %.2fx "
+                   "faster than serial, the ideal %.2fx: %.0f%%, the median of %d rounds",
+                   bench.sets, bench.sets == 1 ? "" : "s", m.speedup.median, m.ideal_speedup.median,
+                   m.efficiency.median * 100, rounds);
+
+    grading_value("h2d_ms", h);
+    grading_value("kernel_ms", k);
+    grading_value("d2h_ms", d);
+    grading_value("beside_ms", st[BESIDE].median);
+    grading_value("serial_ms", st[SERIAL].median);
+    grading_value("yours_ms", st[YOURS].median);
+    grading_value("speedup", m.speedup.median);
+    grading_value("ideal_speedup", m.ideal_speedup.median);
+    grading_value("efficiency", m.efficiency.median);
+    grading_value("mismatches", (double)bench.outputs.wrong);
+    grading_value("checked", (double)bench.outputs.checked);
+    grading_value("buffer_sets", bench.sets);
+    return grading_finish(&lab);
+}

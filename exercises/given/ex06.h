@@ -1,0 +1,31 @@
+/* ex06's contract: what exercises/ex06_stream_races.cu gives the program
+ * around it (exercises/given/ex06.cu), and nothing more. */
+#ifndef STREAMLAB_EX06_H
+#define STREAMLAB_EX06_H
+
+#include <cuda_runtime_api.h>
+
+/* What one run hands you, all of it made by the program before your code
+ * runs. The buffers and the slow step's length are not in it: the stages
+ * reach them, you need not. */
+typedef struct {
+    cudaStream_t produce, consume; /* non-blocking: nothing orders them but you */
+    cudaEvent_t produced;          /* made for the handoff (cudaEventDisableTiming) */
+    void (*stage1)(void); /* queues stage 1 in `produce` and returns at once: it uploads
+                             fresh inputs, sits through a slow step, and writes
+                             d_mid = f(in) */
+    void (*stage2)(void); /* queues stage 2 in `consume` and returns at once: it
+                             computes d_out = f(d_mid) and copies d_out to the host */
+} handoff;
+
+/* Yours. Issues one run, each stage once: stage 1, then stage 2, which must
+ * not start on the GPU before stage 1 has written d_mid. Returns without
+ * waiting for the GPU. The program calls it once per run, each run on fresh
+ * inputs with every buffer poisoned and a slow step of a length it draws (in
+ * some runs several times the usual); it checks every result that reaches
+ * the host and d_mid and d_out on the GPU, asks the GPU's clock whether stage
+ * 2 started after stage 1 ended, and whether stream `produce` is still busy
+ * when this returns (had the host waited for stage 1, it would not be). */
+void issue_pipeline(const handoff *h);
+
+#endif

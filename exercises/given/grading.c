@@ -1,0 +1,181 @@
+/* What every given program shares; see grading.h. */
+#define _POSIX_C_SOURCE 200809L
+#include "grading.h"
+#include "json.h"
+#include "kernels.h"
+#include "machine.h"
+#include "rubric.h"
+
+#include <fcntl.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* Where the rubrics are: the Makefile compiles in the tree's own, so that
+ * ./exNN finds them from any folder. */
+#ifndef STREAMLAB_RUBRICS
+#define STREAMLAB_RUBRICS "grader/rubrics"
+#endif
+
+static int grade_flag, check_flag;
+static const option grading_options[] = {
+    {"grade", OPT_FLAG, &grade_flag, 0, 1, NO_QUICK, NULL,
+     "the grader's run: one JSON line of the metrics, its token read from stdin"},
+    {"check", OPT_FLAG, &check_flag, 0, 1, NO_QUICK, NULL,
+     "the check pass: small sizes, checks only (for compute-sanitizer)"},
+    {NULL},
+};
+
+static struct {
+    const char *exercise; /* "ex01": names the rubric and the JSON line */
+    program_info prog;    /* the program's, renamed and with the options above */
+    char nonce[80];       /* grade.py's token: tells its line from one the student's code printed */
+    int n;
+    const char *name[GRADING_MAX_VALUES];
+    double value[GRADING_MAX_VALUES];
+} grading;
+
+/* prog's options followed by grading_options, in one table. */
+static const option *with_grading_options(const option *own)
+{
+    int n = 0, k = (int)(sizeof grading_options / sizeof *grading_options);
+    while (own && own[n].name)
+        n++;
+    option *all = xmalloc((size_t)(n + k) * sizeof *all);
+    if (n)
+        memcpy(all, own, (size_t)n * sizeof *all);
+    memcpy(all + n, grading_options, (size_t)k * sizeof *all);
+    return all;
+}
+
+/* One line, at most a token's length: anything else leaves the nonce empty,
+ * and grade.py then takes no result line. */
+static void take_nonce(void)
+{
+    char line[sizeof grading.nonce];
+    if (fgets(line, sizeof line, stdin)) {
+        line[strcspn(line, "\r\n")] = '\0';
+        snprintf(grading.nonce, sizeof grading.nonce, "%s", line);
+    }
+    if (!freopen("/dev/null", "r", stdin))
+        fail_cannot_run("cannot close stdin (reopening it on /dev/null failed)");
+}
+
+void grading_begin(lab_run *run, int argc, char **argv, const program_info *prog)
+{
+    const char *slash = argc > 0 ? strrchr(argv[0], '/') : NULL;
+    grading.exercise = prog->name;
+    grading.prog = *prog;
+    grading.prog.name = slash ? slash + 1 : argc > 0 ? argv[0] : prog->name;
+    grading.prog.options = with_grading_options(prog->options);
+    lab_begin(run, argc, argv, &grading.prog);
+    if (grade_flag)
+        take_nonce();
+}
+
+int grading_check(void) { return check_flag; }
+
+void grading_value(const char *name, double value)
+{
+    if (grading.n == GRADING_MAX_VALUES)
+        fail_wrong("more than %d metrics (GRADING_MAX_VALUES)", GRADING_MAX_VALUES);
+    grading.name[grading.n] = name;
+    grading.value[grading.n++] = value;
+}
+
+double grading_uniform(double lo, double hi)
+{
+    uint32_t u;
+    fill_random_u32(&u, 1, fresh_seed());
+    return lo + (hi - lo) * (u / 4294967296.0);
+}
+
+/* The table "What the grader would give": the rubric read now, scored as
+ * grader/rubric.py scores one run. */
+static void preview(lab_run *run)
+{
+    report *r = run->r;
+    char path[4096], why[1024], got[32], max[32];
+    rubric rb;
+    rubric_result res[RUBRIC_MAX_CRITERIA];
+    snprintf(path, sizeof path, "%s/%s.ini", STREAMLAB_RUBRICS, grading.exercise);
+    report_section(r, "What the grader would give");
+    int status = rubric_load(path, &rb, why, sizeof why);
+    if (status == 1) {
+        report_text(r, "  no rubric at %s (withheld, or not visible here): no points to show\n",
+                    path);
+        return;
+    }
+    if (status) {
+        report_text(r, "  the rubric cannot be read: %s\n", why);
+        return;
+    }
+    double points = rubric_score(&rb, grading.name, grading.value, grading.n, res), total = 0;
+    int text = !run->opt.csv && !run->opt.json;
+    for (int i = 0; i < rb.n; i++) {
+        const rubric_criterion *c = &rb.c[i];
+        total += c->points;
+        if (!text)
+            report_value(r, "points preview", c->name, res[i].points, "points");
+        report_text(r, "  %s %-18s %4s/%-3s %s\n",
+                    !res[i].scored ? "[ -- ]" : res[i].passed ? "[pass]" : "[FAIL]", c->name,
+                    rubric_fmt(got, sizeof got, res[i].points),
+                    rubric_fmt(max, sizeof max, c->points), res[i].reason);
+        if (c->has_relative)
+            report_text(r, "  %-25s (the grader holds it to %s x the reference solution's "
+                        "value, measured in the same grading run)\n", "",
+                        rubric_fmt(max, sizeof max, c->relative));
+    }
+    if (!text)
+        report_value(r, "points preview", "total", points, "points");
+    report_text(r, "  total: %s of %s points for this run, by %s\n"
+                "  (the grader runs this program, so it measures the same way; its correctness "
+                "criteria also\n  take the worst of a check pass under compute-sanitizer)\n",
+                rubric_fmt(got, sizeof got, points), rubric_fmt(max, sizeof max, total), path);
+}
+
+/* The grader's line: the last on stdout. A newline first, in case the
+ * student's code left a line unfinished. */
+static void print_result_line(const lab_run *run)
+{
+    printf("\n{\"exercise\": ");
+    json_write_string(stdout, grading.exercise);
+    printf(", \"pass\": \"%s\", \"nonce\": ", check_flag ? "check" : "measure");
+    json_write_string(stdout, grading.nonce);
+    printf(", \"device\": ");
+    json_write_string(stdout, run->dev.name);
+    for (int i = 0; i < grading.n; i++) {
+        printf(", ");
+        json_write_string(stdout, grading.name[i]);
+        printf(": ");
+        json_write_number(stdout, grading.value[i]);
+    }
+    printf("}\n");
+    fflush(stdout);
+}
+
+int grading_finish(lab_run *run)
+{
+    if (!grade_flag) {
+        if (!check_flag)
+            preview(run);
+        return lab_end(run);
+    }
+    if (!check_flag) {
+        /* timings taken beside another process's work are not the student's
+         * to answer for: asked at the start (lab_begin) and now */
+        gpu_sharing now;
+        sharing_probe(&now);
+        grading_value("gpu_shared", gpu_was_shared(&run->at_start.sharing) || gpu_was_shared(&now));
+    }
+    (void)lab_end(run); /* its verdicts are the student's to read; the line is the grader's */
+    print_result_line(run);
+    /* Whatever runs after main() (an atexit handler, a thread) writes to /dev/null. */
+    int null = open("/dev/null", O_WRONLY);
+    if (null < 0 || dup2(null, STDOUT_FILENO) < 0)
+        fail_cannot_run("cannot close stdout after the result line");
+    close(null);
+    return EXIT_OK;
+}

@@ -1,0 +1,72 @@
+/* What every given program shares (exercises/given/exNN.cu): one
+ * measurement, shown to the student as a lab's report with the points the
+ * rubric would give, and to the grader as one JSON line.
+ *
+ * A given program is the whole of an exercise but the student's functions:
+ * options, the bench, fresh random inputs, the measurement, the checks and
+ * the report. Its main() reads:
+ *
+ *     lab_run lab;
+ *     grading_begin(&lab, argc, argv, &program);   instead of lab_begin()
+ *     ... if (grading_check()) small sizes ...
+ *     ... the measurement, calling the student's functions; the report ...
+ *     grading_value("speedup", s);                 each metric the rubric may name
+ *     return grading_finish(&lab);                 instead of lab_end()
+ *
+ * Three ways to run it, two options that grading_begin() adds:
+ *   ./exNN                the student's: the report, then "What the grader
+ *                         would give": each criterion of grader/rubrics/exNN.ini
+ *                         (read now) against this run's metrics, its points,
+ *                         the total; exit code as a lab's;
+ *   ./exNN --grade        the grader's measure pass: the report, then one JSON
+ *                         line of the metrics, the last on stdout, with the
+ *                         token grade.py wrote on stdin; exit 0 whenever it
+ *                         measured (a wrong result is a measurement), 1 when
+ *                         the student's code stopped it, 3 when this machine
+ *                         cannot run it;
+ *   ... --check           small sizes, checks only: the check pass, which the
+ *                         grader runs under compute-sanitizer memcheck.
+ *
+ * The token is read from stdin, and stdin closed, before any of the
+ * student's code runs (grader/checks.py refuses a file with code that runs
+ * before main()); it is never in the environment. Everything here is in
+ * grading.c, whose state is static: the student's file can call these
+ * functions but reach none of their data by name. grading.c and rubric.c are
+ * linked into the exNN programs only, not into libstreamlab.a. */
+#ifndef STREAMLAB_GRADING_H
+#define STREAMLAB_GRADING_H
+
+#include "streamlab.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* At most this many metrics per program. */
+enum { GRADING_MAX_VALUES = 40 };
+
+/* lab_begin() for prog with --grade and --check added to its options, and
+ * named after the binary (./sol01 speaks as sol01); prog->name is the
+ * exercise, which names the rubric and the JSON line. Under --grade, then
+ * takes the grader's token from stdin and closes stdin. */
+void grading_begin(lab_run *run, int argc, char **argv, const program_info *prog);
+
+/* 1 in the check pass (--check): small sizes, checks only. */
+int grading_check(void);
+
+/* A metric, by the name the rubric gives it. */
+void grading_value(const char *name, double value);
+
+/* A number drawn uniformly from [lo, hi), fresh every run. */
+double grading_uniform(double lo, double hi);
+
+/* Ends the run, in place of lab_end(): returns main()'s exit code. The
+ * student's run: the points preview, then lab_end(). The grader's: whether
+ * another process used the GPU (the metric gpu_shared; grade.py warns),
+ * lab_end(), the JSON line, and stdout closed, so nothing can follow it. */
+int grading_finish(lab_run *run);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,298 @@
+/* A rubric read and scored in C; see rubric.h. The file format is the part
+ * of Python's configparser that grader/rubric.py reads it with: [sections],
+ * "key = value" (or "key: value"), keys in any case, whole-line comments
+ * after # or ;, inline comments after " ;", and indented continuation lines. */
+#include "rubric.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { MAX_SECTIONS = RUBRIC_MAX_CRITERIA + 1, MAX_KEYS = 12, LINE = 1024 };
+
+typedef struct {
+    char key[RUBRIC_NAME], value[RUBRIC_TEXT];
+} pair;
+
+typedef struct {
+    char name[RUBRIC_NAME];
+    int n;
+    pair p[MAX_KEYS];
+} section;
+
+typedef struct {
+    int n;
+    section s[MAX_SECTIONS];
+} ini;
+
+static int say(char *why, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int say(char *why, size_t size, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(why, size, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+static char *trim(char *s)
+{
+    while (isspace((unsigned char)*s))
+        s++;
+    size_t n = strlen(s);
+    while (n > 0 && isspace((unsigned char)s[n - 1]))
+        s[--n] = '\0';
+    return s;
+}
+
+/* Cuts an inline comment: a ';' that follows whitespace. */
+static void cut_comment(char *line)
+{
+    for (char *c = line + 1; *c; c++)
+        if (*c == ';' && isspace((unsigned char)c[-1])) {
+            *c = '\0';
+            return;
+        }
+}
+
+static void append(char *value, const char *more)
+{
+    size_t used = strlen(value);
+    snprintf(value + used, RUBRIC_TEXT - used, "%s%s", used ? " " : "", more);
+}
+
+static int read_ini(FILE *f, const char *path, ini *d, char *why, size_t size)
+{
+    char buf[LINE];
+    section *cur = NULL;
+    pair *last = NULL; /* the option a continuation line adds to */
+    size_t last_indent = 0;
+    for (int no = 1; fgets(buf, sizeof buf, f); no++) {
+        buf[strcspn(buf, "\r\n")] = '\0';
+        size_t indent = strspn(buf, " \t");
+        char *text = trim(buf);
+        if (*text == '#' || *text == ';')
+            continue;
+        cut_comment(buf);
+        text = trim(buf);
+        if (!*text)
+            continue;
+        if (last && indent > last_indent) {
+            append(last->value, text);
+            continue;
+        }
+        last = NULL;
+        size_t n = strlen(text);
+        if (text[0] == '[' && text[n - 1] == ']') {
+            text[n - 1] = '\0';
+            for (int i = 0; i < d->n; i++)
+                if (!strcmp(d->s[i].name, text + 1))
+                    return say(why, size, "%s: section %s appears twice", path, text + 1);
+            if (d->n == MAX_SECTIONS)
+                return say(why, size, "%s: more than %d criteria", path, RUBRIC_MAX_CRITERIA);
+            cur = &d->s[d->n++];
+            memset(cur, 0, sizeof *cur);
+            snprintf(cur->name, sizeof cur->name, "%s", text + 1);
+            continue;
+        }
+        size_t at = strcspn(text, "=:");
+        if (!cur || !text[at])
+            return say(why, size, "%s, line %d: %s", path, no,
+                       cur ? "not a key = value line" : "a key before any [section]");
+        if (cur->n == MAX_KEYS)
+            return say(why, size, "%s [%s]: too many keys", path, cur->name);
+        text[at] = '\0';
+        last = &cur->p[cur->n++];
+        last_indent = indent;
+        snprintf(last->key, sizeof last->key, "%s", trim(text));
+        for (char *c = last->key; *c; c++)
+            *c = (char)tolower((unsigned char)*c);
+        snprintf(last->value, sizeof last->value, "%s", trim(text + at + 1));
+    }
+    return 0;
+}
+
+static const char *get(const section *s, const char *key)
+{
+    for (int i = 0; i < s->n; i++)
+        if (!strcmp(s->p[i].key, key))
+            return s->p[i].value;
+    return NULL;
+}
+
+/* A non-negative finite number (positive when asked), as rubric.py's _number. */
+static int number(const section *s, const char *key, int positive, double *v, const char *path,
+                  char *why, size_t size)
+{
+    const char *text = get(s, key);
+    char *end;
+    errno = 0;
+    *v = strtod(text, &end);
+    if (end == text || *end)
+        return say(why, size, "%s [%s] %s = '%s': not a number", path, s->name, key, text);
+    if (!isfinite(*v) || *v < 0 || (positive && *v == 0))
+        return say(why, size, "%s [%s] %s = '%s': must be a %s number", path, s->name, key, text,
+                   positive ? "positive" : "non-negative");
+    return 0;
+}
+
+static int known(const char *key, const char *const *keys)
+{
+    for (; *keys; keys++)
+        if (!strcmp(key, *keys))
+            return 1;
+    return 0;
+}
+
+static const char *const EXERCISE_KEYS[] = {"title", "time_limit_s", "memcheck_time_limit_s", NULL};
+static const char *const CRITERION_KEYS[] = {"kind", "points", "metric", "min", "max",
+                                             "relative_to_solution", "what", NULL};
+
+static int check_exercise(const section *s, rubric *r, const char *path, char *why, size_t size)
+{
+    double limit;
+    for (const char *const *k = EXERCISE_KEYS; *k; k++)
+        if (!get(s, *k))
+            return say(why, size, "%s [exercise]: %s is missing", path, *k);
+    for (int i = 0; i < s->n; i++)
+        if (!known(s->p[i].key, EXERCISE_KEYS))
+            return say(why, size, "%s [exercise]: unknown key '%s'", path, s->p[i].key);
+    if (number(s, "time_limit_s", 1, &limit, path, why, size) ||
+        number(s, "memcheck_time_limit_s", 1, &limit, path, why, size))
+        return -1;
+    snprintf(r->title, sizeof r->title, "%s", get(s, "title"));
+    return 0;
+}
+
+static int criterion(const section *s, rubric_criterion *c, const char *path, char *why,
+                     size_t size)
+{
+    static const char *const required[] = {"kind", "points", "metric", "what"};
+    memset(c, 0, sizeof *c);
+    for (int i = 0; i < s->n; i++)
+        if (!known(s->p[i].key, CRITERION_KEYS))
+            return say(why, size, "%s [%s]: unknown key '%s'", path, s->name, s->p[i].key);
+    for (size_t i = 0; i < sizeof required / sizeof *required; i++)
+        if (!get(s, required[i]))
+            return say(why, size, "%s [%s]: %s is missing", path, s->name, required[i]);
+    const char *kind = get(s, "kind");
+    if (strcmp(kind, "correctness") && strcmp(kind, "concept"))
+        return say(why, size, "%s [%s] kind = '%s': must be correctness or concept", path,
+                   s->name, kind);
+    c->has_min = get(s, "min") != NULL;
+    c->has_max = get(s, "max") != NULL;
+    c->has_relative = get(s, "relative_to_solution") != NULL;
+    if (c->has_relative && !c->has_min)
+        return say(why, size, "%s [%s]: relative_to_solution needs min", path, s->name);
+    if (c->has_min == c->has_max)
+        return say(why, size, "%s [%s]: give min (higher is better) or max (lower is better), "
+                   "one of the two", path, s->name);
+    if (number(s, "points", 0, &c->points, path, why, size) ||
+        (c->has_min && number(s, "min", 0, &c->min, path, why, size)) ||
+        (c->has_max && number(s, "max", 0, &c->max, path, why, size)) ||
+        (c->has_relative && number(s, "relative_to_solution", 0, &c->relative, path, why, size)))
+        return -1;
+    c->concept = !strcmp(kind, "concept");
+    snprintf(c->name, sizeof c->name, "%s", s->name);
+    snprintf(c->metric, sizeof c->metric, "%s", get(s, "metric"));
+    snprintf(c->what, sizeof c->what, "%s", get(s, "what"));
+    return 0;
+}
+
+int rubric_load(const char *path, rubric *r, char *why, size_t size)
+{
+    static ini d; /* about 100 KiB: not on the stack */
+    memset(r, 0, sizeof *r);
+    memset(&d, 0, sizeof d);
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        snprintf(why, size, "%s: %s", path, strerror(errno));
+        return errno == ENOENT ? 1 : -1;
+    }
+    int bad = read_ini(f, path, &d, why, size);
+    fclose(f);
+    if (bad)
+        return -1;
+    const section *exercise = NULL;
+    for (int i = 0; i < d.n; i++)
+        if (!strcmp(d.s[i].name, "exercise"))
+            exercise = &d.s[i];
+    if (!exercise)
+        return say(why, size, "%s: no [exercise] section (title, time_limit_s, "
+                   "memcheck_time_limit_s)", path);
+    if (check_exercise(exercise, r, path, why, size))
+        return -1;
+    for (int i = 0; i < d.n; i++)
+        if (&d.s[i] != exercise && criterion(&d.s[i], &r->c[r->n++], path, why, size))
+            return -1;
+    if (r->n == 0)
+        return say(why, size, "%s: no criteria (one section per criterion)", path);
+    return 0;
+}
+
+const char *rubric_fmt(char *buf, size_t size, double v)
+{
+    if (!isfinite(v))
+        snprintf(buf, size, "not measured");
+    else if (v == floor(v) && fabs(v) < 1e15)
+        snprintf(buf, size, "%lld", (long long)v);
+    else
+        snprintf(buf, size, "%.3g", v);
+    return buf;
+}
+
+static double value_of(const char *metric, const char *const *names, const double *values, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (!strcmp(names[i], metric))
+            return values[i];
+    return NAN;
+}
+
+/* rubric.py's _judge, without a reference solution: the model's bound. */
+static int judge(const rubric_criterion *c, double v, char *reason, size_t size)
+{
+    char value[32], bound[32];
+    if (!isfinite(v)) {
+        snprintf(reason, size, "%s not measured (the harness printed no such value)", c->metric);
+        return 0;
+    }
+    int ok = c->has_max ? v <= c->max : v >= c->min;
+    snprintf(reason, size, "%s %s, %s %s %s%s", c->metric, rubric_fmt(value, sizeof value, v),
+             ok ? "limit" : "needs", c->has_max ? "<=" : ">=",
+             rubric_fmt(bound, sizeof bound, c->has_max ? c->max : c->min),
+             c->has_relative ? " (the model's threshold: no reference solution in this run)" : "");
+    return ok;
+}
+
+double rubric_score(const rubric *r, const char *const *names, const double *values, int n,
+                    rubric_result *out)
+{
+    int correct = 1;
+    double points = 0;
+    for (int pass = 0; pass < 2; pass++) /* correctness first: concept needs all of it */
+        for (int i = 0; i < r->n; i++) {
+            const rubric_criterion *c = &r->c[i];
+            rubric_result *o = &out[i];
+            if (c->concept != pass)
+                continue;
+            memset(o, 0, sizeof *o);
+            if (c->concept && !correct) {
+                snprintf(o->reason, sizeof o->reason, "not scored: a correctness criterion "
+                         "failed, and a fast wrong answer earns nothing");
+                continue;
+            }
+            o->scored = 1;
+            o->passed = judge(c, value_of(c->metric, names, values, n), o->reason,
+                              sizeof o->reason);
+            o->points = o->passed ? c->points : 0;
+            points += o->points;
+            if (!c->concept)
+                correct = correct && o->passed;
+        }
+    return points;
+}
