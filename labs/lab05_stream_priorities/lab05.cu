@@ -276,9 +276,13 @@ static void copies_keep_order(lab_run *run, bench *b)
                     same * 100, run->dev.async_engines);
 }
 
-/* A timing condition, not a result: a launch after the background measured no wait. */
+/* A timing condition, not a result: a launch after the background measured
+ * no wait, so its pair's ratio is wrong; each is retried (TRIES). The verdicts
+ * read the median of the pairs, which a few wrong pairs cannot move out of
+ * the valid ones' middle: at most 5% of the launches late. H100s: none in
+ * 202 runs of make stress; 4 of 400 (1%) once, on a machine busy for minutes. */
 static const verdict MID_BACKGROUND = {
-    "samples_mid_background", 0, 0, "launches",
+    "samples_mid_background", -INFINITY, 0.05, "%",
     "some urgent launches came after the background they were meant to land in had ended: "
     "the host was slow to launch them (a busy machine, a sanitizer); a larger --copy-mib or "
     "--block-us leaves them more time"};
@@ -301,9 +305,9 @@ static void check_bench(report *r, bench *b)
                  "blocks ran of %llu launched", blocks_done, b->blocks_launched);
     report_tally(r, "bytes_intact", &bytes, "words differ after the copies");
     int late = b->late[0] + b->late[1], retried = b->retried[0] + b->retried[1];
-    report_verdict(r, &MID_BACKGROUND, late, "%d of %d urgent launches came after the "
-                   "background had finished, even after %d tries (%d retried)", late,
-                   4 * b->samples, TRIES, retried);
+    report_verdict(r, &MID_BACKGROUND, late / (4.0 * b->samples), "%d of %d urgent launches "
+                   "came after the background had finished, even after %d tries (%d retried)",
+                   late, 4 * b->samples, TRIES, retried);
 }
 
 /* ---- setup: the run owns these, lab_end() releases them ---------------------------- */
