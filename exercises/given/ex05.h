@@ -12,7 +12,8 @@
  * on your stream and on a stream of the background's priority, at the same
  * moments of the same background, in turns; it asks cudaStreamGetPriority
  * for your stream's priority, checks every output of the kernel, and
- * destroys the stream at its end. Called once, on an idle GPU. */
+ * destroys the stream at its end (unless it is one of CUDA's own: 0,
+ * cudaStreamLegacy, cudaStreamPerThread). Called once, on an idle GPU. */
 cudaStream_t create_critical_stream(void);
 
 #endif
