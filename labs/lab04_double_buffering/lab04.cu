@@ -18,7 +18,6 @@
 #include "streamlab.h"
 #include "kernels.h"
 
-#include <stdlib.h>
 #include <string.h>
 
 static int batches = 16;        /* many, so filling and draining is a small part of the run */
@@ -293,16 +292,22 @@ static const verdict REACHES_IDEAL = {
     "another process may be using this GPU or its link (see nvidia-smi); 'H2D beside D2H' well "
     "above x1: the link or host memory cannot carry both directions at once; fewer than 8 "
     "CUDA_DEVICE_MAX_CONNECTIONS: streams share hardware queues"};
-/* The stage times in round j of the samples, from way `first` on (H2D, KERNEL,
- * D2H, BESIDE): c' never below the slower copy alone (that would be noise),
- * and the slower copy where one engine never runs both at once. */
+/* Stage times h, k, d and c' as the model takes them: c' never below the
+ * slower copy alone (that would be noise), and the slower copy where one
+ * engine never runs both at once. */
+static stage_ms stage_times(double h, double k, double d, double beside, int engines)
+{
+    stage_ms t = {h, k, d, fmax(engines >= 2 ? beside : 0, fmax(h, d)), 0, 0};
+    return t;
+}
+
+/* The stage times in round j of the samples, from way `first` on (H2D,
+ * KERNEL, D2H, BESIDE). */
 static stage_ms stages_in_round(const double *ms, int rounds, int first, int j, int engines)
 {
     const double *at = ms + (size_t)first * rounds + j;
-    double h = at[H2D * rounds], k = at[KERNEL * rounds], d = at[D2H * rounds];
-    double beside = engines >= 2 ? at[BESIDE * rounds] : 0;
-    stage_ms t = {h, k, d, fmax(beside, fmax(h, d)), 0, 0};
-    return t;
+    return stage_times(at[H2D * rounds], at[KERNEL * rounds], at[D2H * rounds],
+                       at[BESIDE * rounds], engines);
 }
 
 /* One attempt, afresh, in rounds, each in another order: the stages alone at
@@ -357,10 +362,9 @@ static int attempt_pipeline(void *ctx, double *spread)
             at[st] = stats_of(ms + (size_t)(f + st) * rounds, rounds);
             event_timer_destroy(&alone[f + st].timer);
         }
-        stage_ms t = {at[H2D].median, at[KERNEL].median, at[D2H].median,
-                      fmax(p->engines >= 2 ? at[BESIDE].median : 0,
-                           fmax(at[H2D].median, at[D2H].median)), 0, 0};
-        p->t[c] = t, p->chunk_h[c] = at[H2D];
+        p->t[c] = stage_times(at[H2D].median, at[KERNEL].median, at[D2H].median,
+                              at[BESIDE].median, p->engines);
+        p->chunk_h[c] = at[H2D];
         if (c == 1)
             memcpy(p->stages, at, sizeof at);
     }
