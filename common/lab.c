@@ -151,6 +151,8 @@ void lab_begin(lab_run *run, int argc, char **argv, const program_info *prog)
     memset(run, 0, sizeof *run);
     options_parse(argc, argv, prog, &run->opt);
     timeline_prepare(&run->opt);
+    if (prog->before_context)
+        prog->before_context();
     device_select(&run->opt, &run->dev);
     check_needs(prog->needs, &run->dev);
     check_memory(prog, &run->dev);

@@ -26,7 +26,8 @@ typedef struct {
 } lab_run;
 
 /* In this order: parses the options (--help and --dry-run exit 0, a mistake
- * exits 2); checks that --trace can be written; selects the GPU; exits 3 with
+ * exits 2); checks that --trace can be written; calls prog->before_context
+ * (before any CUDA call); selects the GPU; exits 3 with
  * the reason when it lacks what prog->needs; when prog->memory_option asks
  * for more than half of its free memory, exits 2 naming the accepted range
  * (3 when even the option's least value does not fit); loads

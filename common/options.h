@@ -66,6 +66,11 @@ typedef struct {
      * at most a limit, say): called after parsing and --quick, it calls
      * fail_usage() on a mistake and never changes a value. */
     void (*check_options)(void);
+    /* Called by lab_begin() after the options are parsed and before the
+     * first CUDA call: the one moment to set an environment variable that the
+     * driver reads once, when it creates the context
+     * (CUDA_DEVICE_MAX_CONNECTIONS, for lab07). May be NULL. */
+    void (*before_context)(void);
 } program_info;
 
 typedef struct {

@@ -7,6 +7,9 @@
  *                  check that every launch ran once, for its time.
  * background_block one short spin per block, counted: a background that fills
  *                  the GPU with many small blocks (lab05's priorities).
+ * spin_blocks      a kernel of known duration AND footprint: each block holds
+ *                  a whole SM while it spins, and logs when and where it ran
+ *                  (lab07's concurrent kernels).
  * affine_work      a kernel of tunable work per element whose every output the
  *                  CPU can check cheaply: `steps` rounds of x = a*x + b (mod
  *                  2^32). Composing k affine maps gives one affine map, so the
@@ -37,6 +40,14 @@ typedef struct {
     unsigned long long start_ns, end_ns; /* %globaltimer when it began and ended */
 } launch_record;
 
+/* What spin_blocks leaves behind: one record per block. */
+typedef struct {
+    unsigned long long tag;              /* its launch's own number */
+    unsigned long long start_ns, end_ns; /* %globaltimer when the block began and ended */
+    unsigned int sm;                     /* %smid: the SM it ran on */
+    unsigned int block;                  /* blockIdx.x */
+} block_record;
+
 #ifdef __CUDACC__
 /* The GPU's nanosecond wall clock. Unlike clock64(), which counts SM cycles
  * and so changes meaning with the clock speed, %globaltimer is in ns. It
@@ -63,6 +74,12 @@ __global__ void spin_and_log(uint64_t ns, uint64_t tag, launch_record *out);
 /* Each block: its threads spin block_ns, then one of them adds 1 to
  * *blocks_done, so the host can check that every block launched ran. */
 __global__ void background_block(uint64_t block_ns, unsigned long long *blocks_done);
+
+/* <<<blocks, 1, spin_blocks_footprint()>>>: each block spins `ns`, then
+ * writes {tag, start, end, SM, block} to log[blockIdx.x]. It never touches
+ * its dynamic shared memory: the size asked for is the point, so large that
+ * an SM holds one block at a time, and a kernel of b blocks holds b SMs. */
+__global__ void spin_blocks(uint64_t ns, uint64_t tag, block_record *log);
 
 /* out[i] = `steps` rounds of x = a*x + b applied to in[i]; grid-stride loop,
  * so any grid size covers any n. a and b are arguments, not constants, so
@@ -98,6 +115,16 @@ void affine_launch(const uint32_t *d_in, uint32_t *d_out, size_t n, int steps,
  * span[1] to 0 before, in the same stream). */
 void affine_launch_with_span(const uint32_t *d_in, uint32_t *d_out, size_t n, int steps,
                              unsigned long long *span, cudaStream_t stream);
+
+/* The dynamic shared memory that makes one block of spin_blocks fill an SM:
+ * as much as a block of this GPU may ask for, allowed with
+ * cudaFuncSetAttribute. Exits 3 when the occupancy calculator still fits two
+ * blocks on an SM. */
+size_t spin_blocks_footprint(void);
+
+/* spin_blocks<<<blocks, 1, footprint, stream>>>, the launch checked. */
+void spin_blocks_launch(int blocks, size_t footprint, uint64_t ns, uint64_t tag,
+                        block_record *log, cudaStream_t stream);
 
 /* ---- host side: inputs and verification ---- */
 

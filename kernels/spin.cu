@@ -1,5 +1,6 @@
 /* Kernels of known duration; see kernels.h. */
 #include "kernels.h"
+#include "../common/check.h"
 
 __global__ void spin_for_ns(uint64_t ns)
 {
@@ -27,4 +28,39 @@ __global__ void background_block(uint64_t block_ns, unsigned long long *blocks_d
     __syncthreads();
     if (threadIdx.x == 0)
         atomicAdd(blocks_done, 1ull);
+}
+
+__global__ void spin_blocks(uint64_t ns, uint64_t tag, block_record *log)
+{
+    uint64_t start = globaltimer_ns(), now;
+    unsigned int sm;
+    asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));
+    do
+        now = globaltimer_ns();
+    while (now - start < ns);
+    block_record rec = {tag, start, now, sm, blockIdx.x};
+    log[blockIdx.x] = rec;
+}
+
+size_t spin_blocks_footprint(void)
+{
+    int device, per_block = 0, per_sm = 0, fits = 0;
+    CUDA_CHECK(cudaGetDevice(&device));
+    CUDA_CHECK(cudaDeviceGetAttribute(&per_block, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+    CUDA_CHECK(cudaDeviceGetAttribute(&per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, device));
+    CUDA_CHECK(cudaFuncSetAttribute(spin_blocks, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                    per_block));
+    CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&fits, spin_blocks, 1, per_block));
+    if (fits != 1)
+        fail_cannot_run("a block with %d bytes of shared memory (of %d per SM) does not hold "
+                        "an SM alone here (%d fit): kernels' footprints are unknown",
+                        per_block, per_sm, fits);
+    return (size_t)per_block;
+}
+
+void spin_blocks_launch(int blocks, size_t footprint, uint64_t ns, uint64_t tag,
+                        block_record *log, cudaStream_t stream)
+{
+    spin_blocks<<<blocks, 1, footprint, stream>>>(ns, tag, log);
+    CHECK_LAUNCH();
 }
