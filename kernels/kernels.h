@@ -149,6 +149,18 @@ size_t verify_equal_u32(const uint32_t *got, const uint32_t *want, size_t n, tal
  * added to *t (which may be NULL). */
 size_t verify_affine(const uint32_t *in, const uint32_t *out, size_t n, int steps, tally *t);
 
+/* The records of one launch of spin_blocks (tag, `blocks` of them): the
+ * number that are wrong (not this launch's tag, not their own block, shorter
+ * than ns, on no SM below `sms`), added to *t. Returns in *earliest the
+ * first block's start. */
+size_t verify_block_records(const block_record *r, int blocks, uint64_t tag, uint64_t ns,
+                            int sms, unsigned long long *earliest, tally *t);
+
+/* The blocks among r[0..n-1] that began on an SM before the block there
+ * before them had ended, allowing `slack_ns` for the clock's ticks: spin_blocks
+ * meant to hold its SM alone. Sorts r by SM, then start. Added to *t. */
+size_t verify_one_block_per_sm(block_record *r, int n, uint64_t slack_ns, tally *t);
+
 /* ---- calibration of affine_work on this GPU ---- */
 
 typedef struct {

@@ -2,6 +2,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "kernels.h"
 
+#include <stdlib.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -90,4 +91,39 @@ size_t verify_affine(const uint32_t *in, const uint32_t *out, size_t n, int step
             first = i;
     tally_add(t, n, bad, first);
     return bad;
+}
+
+size_t verify_block_records(const block_record *r, int blocks, uint64_t tag, uint64_t ns,
+                            int sms, unsigned long long *earliest, tally *t)
+{
+    size_t wrong = 0, first = 0;
+    *earliest = ~0ull;
+    for (int j = 0; j < blocks; j++) {
+        int bad = r[j].tag != tag || r[j].block != (unsigned)j ||
+                  r[j].end_ns - r[j].start_ns < ns || r[j].sm >= (unsigned)sms;
+        if (bad && !wrong++)
+            first = (size_t)j;
+        *earliest = r[j].start_ns < *earliest ? r[j].start_ns : *earliest;
+    }
+    tally_add(t, (size_t)blocks, wrong, first);
+    return wrong;
+}
+
+static int by_sm_then_start(const void *x, const void *y)
+{
+    const block_record *a = (const block_record *)x, *b = (const block_record *)y;
+    if (a->sm != b->sm)
+        return a->sm < b->sm ? -1 : 1;
+    return a->start_ns < b->start_ns ? -1 : a->start_ns > b->start_ns;
+}
+
+size_t verify_one_block_per_sm(block_record *r, int n, uint64_t slack_ns, tally *t)
+{
+    size_t shared = 0, first = 0;
+    qsort(r, (size_t)n, sizeof *r, by_sm_then_start);
+    for (int i = 1; i < n; i++) /* sorted: an overlap, if any, is with the block just before */
+        if (r[i].sm == r[i - 1].sm && r[i].start_ns + slack_ns < r[i - 1].end_ns && !shared++)
+            first = (size_t)i;
+    tally_add(t, (size_t)n, shared, first);
+    return shared;
 }

@@ -31,8 +31,8 @@ static const option lab_options[] = {
     {"kernel-ms", OPT_DOUBLE, &kernel_ms, 0.5, 100, 1, "MS", "how long every kernel spins (T)"},
     {"streams", OPT_INT, &pair_streams, 2, 128, NO_QUICK, "N",
      "streams of part 2, one pair of kernels each (at most the GPU's SMs)"},
-    {"connections", OPT_INT, &connections, 1, 32, NO_QUICK, "C", "sets CUDA_DEVICE_MAX_CONNECTIONS "
-     "before the context exists (default 0: as the environment says, else the driver's 8)"},
+    {"connections", OPT_INT, &connections, 1, 32, NO_QUICK, "C", "hardware queues: sets "
+     "CUDA_DEVICE_MAX_CONNECTIONS before the context exists; 0 leaves it as it is"},
     {NULL},
 };
 
@@ -62,9 +62,7 @@ enum { KERNELS = 8, SIZES = 3, WAYS = 2 * SIZES, WARMUP = 1, MAX_LAUNCHES = 256 
  * after the other may read a tick apart the wrong way. */
 static const unsigned long long SLACK_NS = 2000;
 
-typedef struct {
-    int stream, blocks, slot; /* slot: its first block's record in the log */
-} launch;
+typedef struct { int stream, blocks, slot; } launch; /* slot: its first block's record */
 
 typedef struct way {
     char name[48];
@@ -86,14 +84,6 @@ typedef struct bench {
 
 /* ---- one run of a way, and its log verified ------------------------------- */
 
-static int by_sm_then_start(const void *x, const void *y)
-{
-    const block_record *a = (const block_record *)x, *b = (const block_record *)y;
-    if (a->sm != b->sm)
-        return a->sm < b->sm ? -1 : 1;
-    return a->start_ns < b->start_ns ? -1 : a->start_ns > b->start_ns;
-}
-
 /* Every block ran once, for its time, on a real SM (its slot holds this
  * launch's tag and its own index); a launch began after the one before it
  * in its stream had ended; no two blocks shared an SM at once. */
@@ -104,32 +94,15 @@ static void verify_log(way *w, uint64_t tag)
     b->blocks.where = b->alone.where = b->order.where = w->name;
     for (int k = 0; k < w->n; k++) {
         const launch *l = &w->l[k];
-        size_t wrong = 0, first = 0, late = 0;
-        unsigned long long earliest = ~0ull, prev_end = 0;
-        for (int j = 0; j < l->blocks; j++) {
-            const block_record *x = &r[l->slot + j];
-            int bad = x->tag != tag + k || x->block != (unsigned)j ||
-                      x->end_ns - x->start_ns < b->ns || x->sm >= (unsigned)b->sms;
-            if (bad && !wrong++)
-                first = j;
-            earliest = x->start_ns < earliest ? x->start_ns : earliest;
-        }
-        tally_add(&b->blocks, l->blocks, wrong, first);
+        unsigned long long earliest, prev_end = 0;
+        verify_block_records(r + l->slot, l->blocks, tag + k, b->ns, b->sms, &earliest, &b->blocks);
         for (int p = k - 1; p >= 0 && !prev_end; p--) /* the launch before, in its stream */
             for (int j = 0; w->l[p].stream == l->stream && j < w->l[p].blocks; j++)
                 prev_end = r[w->l[p].slot + j].end_ns > prev_end ? r[w->l[p].slot + j].end_ns : prev_end;
-        late = prev_end > earliest + SLACK_NS;
-        tally_add(&b->order, 1, late, k);
+        tally_add(&b->order, 1, prev_end > earliest + SLACK_NS, k);
     }
     memcpy(b->sorted, r, w->records * sizeof *r);
-    qsort(b->sorted, w->records, sizeof *r, by_sm_then_start);
-    size_t shared = 0, first = 0;
-    for (int i = 1; i < w->records; i++)
-        if (b->sorted[i].sm == b->sorted[i - 1].sm &&
-            b->sorted[i].start_ns + SLACK_NS < b->sorted[i - 1].end_ns)
-            if (!shared++)
-                first = i;
-    tally_add(&b->alone, w->records, shared, first);
+    verify_one_block_per_sm(b->sorted, w->records, SLACK_NS, &b->alone);
 }
 
 /* The host clock from an idle GPU to cudaDeviceSynchronize, which waits for
@@ -138,7 +111,7 @@ static void verify_log(way *w, uint64_t tag)
 static double timed_run(void *ctx)
 {
     way *w = (way *)ctx;
-    bench *b = w->b;
+    bench *b = w->b; /* each launch its own tag, fresh every run */
     uint64_t tag = b->tag_base + MAX_LAUNCHES * b->runs++;
     CUDA_CHECK(cudaDeviceSynchronize());
     double t0 = host_time_ms();
@@ -147,8 +120,7 @@ static double timed_run(void *ctx)
                            b->s[w->l[k].stream]);
     CUDA_CHECK(cudaDeviceSynchronize());
     double ms = host_time_ms() - t0;
-    CUDA_CHECK(cudaMemcpy(w->h_log, b->d_log, w->records * sizeof *w->h_log,
-                          cudaMemcpyDeviceToHost));
+    CUDA_CHECK(cudaMemcpy(w->h_log, b->d_log, w->records * sizeof *w->h_log, cudaMemcpyDeviceToHost));
     verify_log(w, tag);
     return ms;
 }
@@ -156,7 +128,7 @@ static double timed_run(void *ctx)
 /* Ways in rotating rounds; ratio[p] = way 2p / way 2p+1, round by round. */
 typedef struct demo {
     way *w;
-    int k;
+    int k; /* ways */
     stats time[WAYS], ratio[SIZES];
     double model_ratio; /* part 2: what depth / breadth should be */
     int (*holds)(const struct demo *d);
@@ -172,9 +144,9 @@ static int attempt(void *ctx, double *spread)
     for (int i = 0; i < d->k; i++)
         fn[i] = timed_run, ways[i] = &d->w[i];
     measure_rounds(fn, ways, d->k, WARMUP, n, b->samples); /* every way afresh */
-    *spread = 0;
     for (int i = 0; i < d->k; i++)
         d->time[i] = stats_of(b->samples + i * n, n);
+    *spread = 0;
     for (int p = 0; p < d->k / 2; p++) {
         d->ratio[p] = stats_of_ratios(b->samples + 2 * p * n, b->samples + (2 * p + 1) * n, n);
         *spread = fmax(*spread, stats_spread(&d->ratio[p]));
@@ -182,9 +154,11 @@ static int attempt(void *ctx, double *spread)
     return d->holds(d);
 }
 
+/* A way of n launches, to add; its log as large as any way's: n x every SM. */
 static way new_way(lab_run *run, bench *b, int n, const char *name)
 {
-    way w = {"", n, 0, (launch *)lab_pageable(run, n * sizeof(launch)), NULL, b};
+    way w = {"", n, 0, (launch *)lab_pageable(run, n * sizeof(launch)),
+             (block_record *)lab_pageable(run, KERNELS * b->sms * sizeof(block_record)), b};
     snprintf(w.name, sizeof w.name, "%s", name);
     return w;
 }
