@@ -56,3 +56,15 @@ void run_batches(const batch_job *job)
                                    set[s].stream));
     }
 }
+
+/* Every set make_sets() made; a set never made has no stream to destroy. */
+void free_sets(void)
+{
+    for (int i = 0; i < SETS; i++) {
+        if (!set[i].stream)
+            continue;
+        CUDA_CHECK(cudaStreamDestroy(set[i].stream));
+        CUDA_CHECK(cudaFree(set[i].d_in));
+        CUDA_CHECK(cudaFree(set[i].d_out));
+    }
+}

@@ -21,7 +21,7 @@ typedef struct {
 } batch_job;
 
 /* Yours. Called once, before any run: makes what run_batches() needs (its
- * streams and device buffers), which live until the program ends. */
+ * streams and device buffers), which live until free_sets(). */
 void make_sets(const batch_job *job);
 
 /* Yours. Queues every batch of the job, each uploaded, computed by
@@ -30,5 +30,10 @@ void make_sets(const batch_job *job);
  * inputs with the outputs poisoned, times it from the call until the GPU is
  * idle (every stream), and checks every output. */
 void run_batches(const batch_job *job);
+
+/* Yours. Called once, after the last run, with the GPU idle: releases what
+ * make_sets() made. (compute-sanitizer's leak check, `make sanitize`, reports
+ * device memory a program never freed.) */
+void free_sets(void);
 
 #endif
