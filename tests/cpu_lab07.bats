@@ -34,3 +34,14 @@ load test_helper
     assert_output --partial "--connections 4"
     assert_output --partial "--streams 32"
 }
+
+@test "ex07's own numbers are range-checked, and --help lists the grader's options" {
+    run --separate-stderr ./ex07 --request-ms 0.1
+    assert_failure 2
+    assert_equal "$stderr" "ex07: --request-ms must be a number from 0.2 to 100 (got '0.1')"
+    run ./ex07 --help
+    assert_success
+    assert_output --partial "--grade"
+    assert_output --partial "--check"
+    assert_output --regexp "--request-ms MS .*default 1, --quick 0.5\)"
+}
