@@ -80,12 +80,14 @@ solutions ex03 10/10,passed
 solutions ex04 10/10,passed
 solutions ex05 10/10,passed
 solutions ex06 10/10,passed
+solutions ex08 10/10,passed
 exercises ex01 2/10,partial
 exercises ex02 2/10,partial
 exercises ex03 2/10,partial
 exercises ex04 3/10,partial
 exercises ex05 2/10,partial
 exercises ex06 1/10,partial
+exercises ex08 4/10,partial
 fake-output ex03 2/10,partial
 fake-output ex04 3/10,partial
 over-synchronised ex04 3/10,partial
@@ -221,7 +223,7 @@ print(runner.find_sanitizer({"NVCC": "nvcc"}) or "")')
     run make -s grade SUBMISSION=solutions GRADE_OUT="$BATS_TEST_TMPDIR/sol"
     assert_success
     seconds=$(($(date +%s) - start))
-    ((seconds < 120)) || fail "grading the six solutions took $seconds s"
+    ((seconds < 120)) || fail "grading the seven solutions took $seconds s"
     run grep -c "passed,full marks \[checked under compute-sanitizer memcheck\]" "$BATS_TEST_TMPDIR/sol/grades.csv"
     assert_output "6"
     python3 grader/grade.py --submission tests/fixtures/submissions/out-of-bounds --only ex06 \
