@@ -140,13 +140,13 @@ size_t verify_pipeline(const uint32_t *value, const uint32_t *seed, const uint32
             int bad = at->end_ns < at->start_ns || at->end_ns - at->start_ns < ns[s] ||
                       (s > 0 && at->start_ns + slack_ns < at[-batches].end_ns);
             if (bad && !late++)
-                first_late = (size_t)(s * batches + b);
+                first_late = (size_t)s * (size_t)batches + (size_t)b;
             want = pipeline_stage_reference(want, add[s * batches + b]);
         }
         if (value[b] != want && !wrong++)
             first_wrong = (size_t)b;
     }
     tally_add(values, (size_t)batches, wrong, first_wrong);
-    tally_add(order, (size_t)(stages * batches), late, first_late);
+    tally_add(order, (size_t)stages * (size_t)batches, late, first_late);
     return wrong + late;
 }
