@@ -10,6 +10,9 @@
  * spin_blocks      a kernel of known duration AND footprint: each block holds
  *                  a whole SM while it spins, and logs when and where it ran
  *                  (lab07's concurrent kernels).
+ * pipeline_stage   one stage of a pipeline: known duration (and, if asked,
+ *                  footprint), reading the word the stage before wrote and
+ *                  writing the next, logging its span (lab08's pipelines).
  * affine_work      a kernel of tunable work per element whose every output the
  *                  CPU can check cheaply: `steps` rounds of x = a*x + b (mod
  *                  2^32). Composing k affine maps gives one affine map, so the
@@ -48,6 +51,12 @@ typedef struct {
     unsigned int block;                  /* blockIdx.x */
 } block_record;
 
+/* What pipeline_stage leaves behind: its blocks' earliest start and latest
+ * end on %globaltimer. Reset to {all ones, 0} before the stage runs. */
+typedef struct {
+    unsigned long long start_ns, end_ns;
+} stage_span;
+
 #ifdef __CUDACC__
 /* The GPU's nanosecond wall clock. Unlike clock64(), which counts SM cycles
  * and so changes meaning with the clock speed, %globaltimer is in ns. It
@@ -81,6 +90,14 @@ __global__ void background_block(uint64_t block_ns, unsigned long long *blocks_d
  * an SM holds one block at a time, and a kernel of b blocks holds b SMs. */
 __global__ void spin_blocks(uint64_t ns, uint64_t tag, block_record *log);
 
+/* <<<blocks, 1, footprint>>>: one pipeline stage of `ns` on one batch.
+ * Block 0 reads *value as it begins and, after the spin, writes
+ * pipeline_stage_reference(x, add): a stage that began before the stage
+ * feeding it had ended read the old word. Every block spins `ns` and widens
+ * *span to its own start and end. With pipeline_stage_footprint() each
+ * block holds an SM, and `blocks` = the SM count fills the GPU. */
+__global__ void pipeline_stage(uint64_t ns, uint32_t add, uint32_t *value, stage_span *span);
+
 /* out[i] = `steps` rounds of x = a*x + b applied to in[i]; grid-stride loop,
  * so any grid size covers any n. a and b are arguments, not constants, so
  * the compiler cannot fold the loop away. With span non-NULL, span[0] gets
@@ -99,6 +116,17 @@ extern "C" {
  * cannot produce a right-looking output). */
 #define AFFINE_A 1664525u
 #define AFFINE_B 1013904223u
+
+/* One stage's work on one batch's word: an affine map (AFFINE_A)
+ * with the stage's own increment, so stages applied out of order, or one
+ * stage twice, give another word. The CPU reference and the GPU share it. */
+#ifdef __CUDACC__
+__host__ __device__
+#endif
+static inline uint32_t pipeline_stage_reference(uint32_t x, uint32_t add)
+{
+    return x * AFFINE_A + add;
+}
 
 /* Threads per block of affine_work, as affine_launch gives it. */
 #define AFFINE_THREADS 256
@@ -125,6 +153,13 @@ size_t spin_blocks_footprint(void);
 /* spin_blocks<<<blocks, 1, footprint, stream>>>, the launch checked. */
 void spin_blocks_launch(int blocks, size_t footprint, uint64_t ns, uint64_t tag,
                         block_record *log, cudaStream_t stream);
+
+/* As spin_blocks_footprint(), for pipeline_stage. */
+size_t pipeline_stage_footprint(void);
+
+/* pipeline_stage<<<blocks, 1, footprint, stream>>>, the launch checked. */
+void pipeline_stage_launch(int blocks, size_t footprint, uint64_t ns, uint32_t add,
+                           uint32_t *value, stage_span *span, cudaStream_t stream);
 
 /* ---- host side: inputs and verification ---- */
 
@@ -160,6 +195,16 @@ size_t verify_block_records(const block_record *r, int blocks, uint64_t tag, uin
  * before them had ended, allowing `slack_ns` for the clock's ticks: spin_blocks
  * meant to hold its SM alone. Sorts r by SM, then start. Added to *t. */
 size_t verify_one_block_per_sm(block_record *r, int n, uint64_t slack_ns, tally *t);
+
+/* A pipeline of `stages` stages over `batches` batches as pipeline_stage
+ * left it. value[b] must be seed[b] through every stage in order, stage s
+ * adding add[s * batches + b]: wrong words are added to *values. span[s *
+ * batches + b] must last at least ns[s], and stage s of a batch must begin
+ * after stage s-1 of it ended (within slack_ns, the clock's tick): spans
+ * wrong or out of order are added to *order. Returns all that was wrong. */
+size_t verify_pipeline(const uint32_t *value, const uint32_t *seed, const uint32_t *add,
+                       const stage_span *span, const uint64_t *ns, int stages, int batches,
+                       uint64_t slack_ns, tally *values, tally *order);
 
 /* ---- calibration of affine_work on this GPU ---- */
 

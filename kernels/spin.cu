@@ -42,15 +42,17 @@ __global__ void spin_blocks(uint64_t ns, uint64_t tag, block_record *log)
     log[blockIdx.x] = rec;
 }
 
-size_t spin_blocks_footprint(void)
+/* The dynamic shared memory that makes one block of `kernel` (one thread,
+ * no shared memory of its own) fill an SM; exits 3 where two still fit. */
+static size_t whole_sm_footprint(const void *kernel)
 {
     int device, per_block = 0, per_sm = 0, fits = 0;
     CUDA_CHECK(cudaGetDevice(&device));
     CUDA_CHECK(cudaDeviceGetAttribute(&per_block, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
     CUDA_CHECK(cudaDeviceGetAttribute(&per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, device));
-    CUDA_CHECK(cudaFuncSetAttribute(spin_blocks, cudaFuncAttributeMaxDynamicSharedMemorySize,
+    CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                     per_block));
-    CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&fits, spin_blocks, 1, per_block));
+    CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&fits, kernel, 1, per_block));
     if (fits != 1)
         fail_cannot_run("a block with %d bytes of shared memory (of %d per SM) does not hold "
                         "an SM alone here (%d fit): kernels' footprints are unknown",
@@ -58,9 +60,41 @@ size_t spin_blocks_footprint(void)
     return (size_t)per_block;
 }
 
+size_t spin_blocks_footprint(void)
+{
+    return whole_sm_footprint((const void *)spin_blocks);
+}
+
 void spin_blocks_launch(int blocks, size_t footprint, uint64_t ns, uint64_t tag,
                         block_record *log, cudaStream_t stream)
 {
     spin_blocks<<<blocks, 1, footprint, stream>>>(ns, tag, log);
+    CHECK_LAUNCH();
+}
+
+__global__ void pipeline_stage(uint64_t ns, uint32_t add, uint32_t *value, stage_span *span)
+{
+    uint64_t start = globaltimer_ns(), now;
+    uint32_t x = 0;
+    if (blockIdx.x == 0) /* read as the stage begins: an early start reads the old value */
+        x = *(volatile uint32_t *)value;
+    do
+        now = globaltimer_ns();
+    while (now - start < ns);
+    if (blockIdx.x == 0)
+        *value = pipeline_stage_reference(x, add);
+    atomicMin(&span->start_ns, (unsigned long long)start);
+    atomicMax(&span->end_ns, (unsigned long long)now);
+}
+
+size_t pipeline_stage_footprint(void)
+{
+    return whole_sm_footprint((const void *)pipeline_stage);
+}
+
+void pipeline_stage_launch(int blocks, size_t footprint, uint64_t ns, uint32_t add,
+                           uint32_t *value, stage_span *span, cudaStream_t stream)
+{
+    pipeline_stage<<<blocks, 1, footprint, stream>>>(ns, add, value, span);
     CHECK_LAUNCH();
 }

@@ -127,3 +127,26 @@ size_t verify_one_block_per_sm(block_record *r, int n, uint64_t slack_ns, tally 
     tally_add(t, (size_t)n, shared, first);
     return shared;
 }
+
+size_t verify_pipeline(const uint32_t *value, const uint32_t *seed, const uint32_t *add,
+                       const stage_span *span, const uint64_t *ns, int stages, int batches,
+                       uint64_t slack_ns, tally *values, tally *order)
+{
+    size_t wrong = 0, late = 0, first_wrong = 0, first_late = 0;
+    for (int b = 0; b < batches; b++) {
+        uint32_t want = seed[b];
+        for (int s = 0; s < stages; s++) {
+            const stage_span *at = &span[s * batches + b];
+            int bad = at->end_ns < at->start_ns || at->end_ns - at->start_ns < ns[s] ||
+                      (s > 0 && at->start_ns + slack_ns < at[-batches].end_ns);
+            if (bad && !late++)
+                first_late = (size_t)s * (size_t)batches + (size_t)b;
+            want = pipeline_stage_reference(want, add[s * batches + b]);
+        }
+        if (value[b] != want && !wrong++)
+            first_wrong = (size_t)b;
+    }
+    tally_add(values, (size_t)batches, wrong, first_wrong);
+    tally_add(order, (size_t)stages * (size_t)batches, late, first_late);
+    return wrong + late;
+}
