@@ -51,7 +51,8 @@ checks_pass() {
 # near_model FILE VARIANT: its time within 15% of the time the lab predicted.
 near_model() {
     local p
-    p=$(report value "$1" "$2" predicted_time) || fail "no prediction for $2"
+    p=$(from_json "$1" "[p['value'] for p in d['predictions'] if p['variant'] == '$2' and p['metric'] == 'time'][0]") ||
+        fail "no prediction for $2"
     within "$1" "$2" time "0.95 * $p" "1.15 * $p"
 }
 
