@@ -109,7 +109,7 @@ class Lab:
     def setup(self, name, value, text):
         """A fact about this machine or this PyTorch that the lesson rests on."""
         self.doc.setdefault("setup", []).append({"name": name, "value": value, "text": text})
-        self.say(f"  {name:<34} {value!s:<10} {text}")
+        self.say(f"  {name:<40} {value!s:<10} {text}")
 
     def say(self, text=""):
         if not self.args.json:
@@ -120,10 +120,10 @@ class Lab:
         self.doc["measurements"].append({"what": what, "value": value, "unit": unit,
                                          "predicted": predicted, "model": model})
         if predicted is None:
-            self.say(f"  {what:<34} measured {value:10.4g} {unit}")
+            self.say(f"  {what:<40} measured {value:10.4g} {unit}")
         else:
             ratio = value / predicted if predicted else float("nan")
-            self.say(f"  {what:<34} predicted {predicted:10.4g}  measured {value:10.4g} {unit}"
+            self.say(f"  {what:<40} predicted {predicted:10.4g}  measured {value:10.4g} {unit}"
                      f"  x{ratio:.2f}  = {model}")
 
     def check(self, name, wrong, total, what):

@@ -21,7 +21,7 @@ from torch_common import Lab, median  # noqa: E402
 lab = Lab("torch_lab02", "pinned vs pageable: when does .to('cuda', non_blocking=True) return?",
           reps=10, quick_reps=5)
 torch = lab.torch
-mib = 16 if lab.args.quick else 64
+mib = 64  # also with --quick: PyTorch's call costs tens of us itself, 10% of a 16 MiB copy
 pageable = torch.randint(-2**31, 2**31 - 1, (mib * 2**20 // 4,), dtype=torch.int32)  # fresh every run
 pinned = pageable.pin_memory()  # page-locked: cudaHostAlloc through PyTorch's pinned-memory allocator
 wrong = {"pageable": 0, "pinned": 0}

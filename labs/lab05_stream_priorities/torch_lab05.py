@@ -64,6 +64,7 @@ def latency_ms(stream, lead_ms):
     return took
 
 
+lab.say("\nA small matmul launched during the background, at each priority")
 bg = lab.median_ms(lambda: torch.mm(A, B, out=C), background)
 alone = median([latency_ms(urgent["same"], None) for _ in range(lab.args.reps + 1)][1:])
 lab.measured(f"background: {big}x{big} fp32 matmul", bg, "ms")
