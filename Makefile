@@ -251,6 +251,22 @@ stress: $(filter $(PROGRAMS),$(STRESS_PROGRAMS)) $(STRESS_LOADS) ## run every la
 plots: ## draw the figures of the newest results (RESULTS=dir for another)
 	@py=$$(PYTHON='$(PYTHON)' plots/python.sh) && "$$py" plots/plot.py all $(RESULTS)
 
+# ---- the PyTorch companions (optional) ----
+# make torch-labs: every labs/labNN_topic/torch_labNN.py in order, with
+# TORCH_ARGS (say TORCH_ARGS=--quick), by PYTHON (default python3), a Python
+# with PyTorch. A companion that cannot run here (exit 3: no PyTorch, no GPU)
+# says why in one line and is not a failure; any other exit but 0 is.
+.PHONY: torch-labs
+TORCH_LABS := $(sort $(wildcard labs/lab[0-9][0-9]_*/torch_lab[0-9][0-9].py))
+TORCH_ARGS ?=
+
+torch-labs: ## run every PyTorch companion (PYTHON=path, TORCH_ARGS=--quick)
+	@status=0; for f in $(TORCH_LABS); do \
+	  echo "== $(or $(PYTHON),python3) $$f $(TORCH_ARGS)"; \
+	  $(or $(PYTHON),python3) $$f $(TORCH_ARGS); rc=$$?; \
+	  case $$rc in 0|3) ;; *) echo "$$f: exit $$rc" >&2; status=1 ;; esac; \
+	done; exit $$status
+
 # ---- grading ----
 # make grade grades exercises/ (the student's working copy); SUBMISSION=dir
 # grades a folder of one student's exNN_*.cu files. make grade-all

@@ -1,0 +1,75 @@
+#!/usr/bin/env bats
+# The PyTorch companions (labs/labNN_*/torch_labNN.py) on the CPU side: their
+# options and usage errors, which need no PyTorch, and the one line and exit 3
+# where PyTorch or a GPU is missing. PYTHON= names the interpreter (python3).
+
+load test_helper
+
+PY=${PYTHON:-python3}
+companions() { ls labs/lab[0-9][0-9]_*/torch_lab[0-9][0-9].py; }
+name_of() { basename "$1" .py; }
+
+@test "there is a companion for each of labs 01 to 06" {
+    for n in 01 02 03 04 05 06; do
+        ls labs/lab${n}_*/torch_lab$n.py >/dev/null || fail "no torch_lab$n.py"
+    done
+}
+
+@test "the companions read every exit code and its meaning from the C labs' own files" {
+    run "$PY" -c 'import sys; sys.path.insert(0, "labs"); import torch_common as t; print(sorted(t.EXIT.values()), sorted(t.MEANING))'
+    assert_success
+    assert_output "[0, 1, 2, 3, 4] [0, 1, 2, 3, 4]"
+}
+
+@test "every companion's --help names --quick, --json and --reps, without importing PyTorch" {
+    for f in $(companions); do
+        run "$PY" -I -S "$f" --help
+        [ "$status" -eq 0 ] || fail "$f --help: exit $status"
+        for opt in --quick --json --reps; do
+            [[ "$output" == *"$opt"* ]] || fail "$f --help does not name $opt"
+        done
+    done
+}
+
+@test "every companion refuses a bad option with one line naming it, and exit 2" {
+    for f in $(companions); do
+        run --separate-stderr "$PY" -I -S "$f" --reps 0
+        [ "$status" -eq 2 ] || fail "$f --reps 0: exit $status, expected 2"
+        assert_equal "$stderr" "$(name_of "$f"): --reps must be an integer from 1 to 1000 (got '0')"
+        run --separate-stderr "$PY" -I -S "$f" --no-such-option
+        [ "$status" -eq 2 ] || fail "$f --no-such-option: exit $status, expected 2"
+        assert_equal "$stderr" "$(name_of "$f"): unrecognized arguments: --no-such-option"
+    done
+}
+
+@test "without PyTorch every companion exits 3 with one line saying so, and prints no report" {
+    # -I -S: no site-packages, so no PyTorch, whatever this machine has
+    for f in $(companions); do
+        for args in "" --quick --json; do
+            run --separate-stderr "$PY" -I -S "$f" $args
+            [ "$status" -eq 3 ] || fail "$f $args: exit $status, expected 3"
+            [ -z "$output" ] || fail "$f $args printed: $output"
+            [[ "$stderr" == "$(name_of "$f"): cannot run here: PyTorch is not installed for "* ]] ||
+                fail "$f $args: $stderr"
+            [ "$(printf '%s\n' "$stderr" | wc -l)" -eq 1 ] || fail "$f $args: not one line: $stderr"
+        done
+    done
+}
+
+@test "with PyTorch but no GPU visible every companion exits 3 with one line saying so" {
+    "$PY" -c 'import torch' 2>/dev/null || skip "no PyTorch for $PY (optional): this path needs it"
+    for f in $(companions); do
+        CUDA_VISIBLE_DEVICES= run --separate-stderr "$PY" "$f" --quick --json
+        [ "$status" -eq 3 ] || fail "$f: exit $status, expected 3"
+        [ -z "$output" ] || fail "$f printed: $output"
+        assert_equal "$stderr" "$(name_of "$f"): cannot run here: no usable GPU: torch.cuda.is_available() is False"
+    done
+}
+
+@test "make torch-labs runs every companion and waives those that cannot run here" {
+    run make -s torch-labs PYTHON="$PY -I -S" TORCH_ARGS=--quick
+    assert_success
+    for f in $(companions); do
+        assert_output --partial "== $PY -I -S $f --quick"
+    done
+}

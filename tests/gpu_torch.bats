@@ -1,0 +1,62 @@
+#!/usr/bin/env bats
+# The PyTorch companions on a GPU: each observes its lab's effect and exits 0,
+# its results checked. They skip, with the reason, without a GPU or without a
+# PyTorch that sees one (PYTHON= names the interpreter; default python3).
+
+load test_helper
+
+PY=${PYTHON:-python3}
+
+setup() {
+    require_gpu
+    local why
+    why=$("$PY" -c 'import torch; print("" if torch.cuda.is_available() else "PyTorch " + torch.__version__ + " sees no GPU")' 2>&1 | tail -1) ||
+        skip "no PyTorch for $PY (optional): $why"
+    [ -z "$why" ] || skip "$why"
+}
+
+# companion NN ARGS...: runs torch_labNN.py --json ARGS into $BATS_TEST_TMPDIR/NN.json,
+# which must report every check right and every verdict observed, exit 0.
+companion() {
+    local n=$1 json="$BATS_TEST_TMPDIR/$1.json"
+    shift
+    run --separate-stderr "$PY" labs/lab${n}_*/torch_lab$n.py --json "$@"
+    printf '%s\n' "$output" >"$json"
+    [ "$status" -eq 0 ] || fail "torch_lab$n $*: exit $status: $stderr $output"
+    ok "$(from_json "$json" "all(c['ok'] for c in d['checks'])")" "a check failed: $(from_json "$json" "d['checks']")"
+    ok "$(from_json "$json" "d['verdict']['observed'] and len(d['verdict']['items']) > 0")" \
+        "not observed: $(from_json "$json" "d['verdict']")"
+}
+
+@test "torch_lab01: a legacy-stream op serialises blocking streams, not torch.cuda.Stream()s" {
+    companion 01 --quick
+    ok "$(from_json "$BATS_TEST_TMPDIR/01.json" "[s['value'] for s in d['setup']][:2] == [0, 1]")" \
+        "PyTorch's current stream is not the legacy stream, or its streams are not non-blocking"
+}
+
+@test "torch_lab02: .to(non_blocking=True) waits for a pageable copy, not for a pinned one" {
+    companion 02 --quick
+}
+
+@test "torch_lab03: events read the kernel, the host clock without a wait does not" {
+    companion 03 --quick
+}
+
+@test "torch_lab04: two streams and pinned batches come close to lab04's model" {
+    companion 04 --quick
+}
+
+@test "torch_lab05: a small matmul on the greatest priority jumps the queue" {
+    companion 05 --quick
+}
+
+@test "torch_lab06: a consumer stream without wait_stream reads early; with it, right" {
+    companion 06 --quick
+}
+
+@test "every companion observes its effect at its default sizes" {
+    for f in labs/lab[0-9][0-9]_*/torch_lab[0-9][0-9].py; do
+        n=${f##*torch_lab}
+        companion "${n%.py}"
+    done
+}
