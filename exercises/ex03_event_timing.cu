@@ -4,22 +4,24 @@
  * you a kernel that spins for a known time by the GPU's own clock (twice: a
  * short one of 1.5-3 ms and a long one of 5-8 ms, drawn at random every run)
  * and asks time_kernel() for its duration. Complete the two TODO(student)
- * parts so that it times the kernel the way lab03 teaches:
- *   - time_one_launch(): one launch between CUDA events recorded in the
- *     kernel's own stream; wait for the stop event before reading the time;
- *   - time_kernel(): warm up first (at least one untimed launch), then `reps`
- *     timed samples, summarised as median, p5 and p95 (stats_of in
- *     common/stats.h, or measure() in common/timing.h, which does warm-up,
- *     samples and statistics at once).
- * exercises/given/ex03.h is the contract.
+ * parts so that it times the kernel the way lab03 teaches: the kernel's own
+ * time on the GPU, not the launch call's, and not one lucky or unlucky
+ * sample. exercises/given/ex03.h is the contract.
  *
  * The target: your median within 2% of both known durations, with a warm-up
  * launch before the samples.
  *
+ * Expected numbers on an H100:
+ *   - the reference solution: TO BE MEASURED (median_error_pct);
+ *   - lab03 timed a 5 ms kernel with events in its stream at 5.014 ms
+ *     (0.27% over), and the host clock around the launch alone at 0.021 ms
+ *     (docs/results/h100/lab03.csv).
+ *
  * Build and run:   make ex03 && ./ex03          (./ex03 --quick: 5 samples)
  * ./ex03 prints your medians beside the known durations, the verdicts, and
  * what the grader would give. As given it measures nothing, says so, and
- * exits 4.
+ * exits 4. Stuck? lab03's handout has hints, from gentle to explicit, under
+ * "Stuck?".
  */
 #include "ex03.h"
 #include "streamlab.h"
@@ -31,11 +33,14 @@
 static double time_one_launch(void *ctx)
 {
     kernel_bench *bench = (kernel_bench *)ctx;
-    /* TODO(student): record bench->timer's start event in bench->stream
-     * before the launch and its stop event after it, in the same stream, and
-     * return the time between them (event_timer_ms waits for the stop
-     * event). A host clock around the launch alone would time only the
-     * launch call. */
+    /* TODO(student): the goal: return how long this one launch of the
+     * kernel ran on the GPU, in milliseconds. The launch returns before the
+     * kernel runs, so a clock read around it on the host times only the
+     * call. What can stamp a time on the GPU, in the kernel's stream, just
+     * before and just after it?
+     * The contract: exactly one bench->launch() per call; use bench->timer
+     * and bench->stream (common/timing.h has helpers for the pair); read the
+     * time only once the GPU has passed your second mark. */
     bench->launch();
     return 0;
 }
@@ -44,9 +49,14 @@ stats time_kernel(kernel_bench *bench, int reps)
 {
     stats s;
     memset(&s, 0, sizeof s); /* n = 0: "not measured" */
-    /* TODO(student): launch at least once untimed (warm-up), then take `reps`
-     * samples with time_one_launch(bench) and return stats_of(samples, reps);
-     * or let measure(time_one_launch, bench, warmup, reps) do all three. */
+    /* TODO(student): the goal: statistics of `reps` samples of the kernel's
+     * duration that a cold first launch cannot spoil.
+     * The contract: at least one launch before the samples that is not among
+     * them; exactly `reps` timed launches after it; return their median, p5
+     * and p95 (common/stats.h and common/timing.h have what you need).
+     * How it is measured: your median against the two durations the program
+     * drew, and the launches in the kernel's own log on the GPU beyond your
+     * samples (your warm-up). */
     (void)bench;
     (void)reps;
     (void)time_one_launch; /* delete this line once you call it */

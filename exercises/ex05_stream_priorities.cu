@@ -9,15 +9,29 @@
  * TODO(student) so that its blocks go first, and it waits no longer than one
  * background block. exercises/given/ex05.h is the contract.
  *
+ * The model (lab05's): the background is 50 waves of 100 us blocks, 5 ms.
+ * The program launches the critical kernel at moments spread evenly over
+ * 10%-90% of it, so on a stream of the background's priority the kernel
+ * waits for what is left, half of the background on average (2.5 ms); on a
+ * stream that jumps the queue it waits for the next block slot to free:
+ * half a block (50 us) at the median, a whole one (100 us) at worst. The
+ * ratio: 25x to 50x, less the kernel's own few microseconds.
+ *
  * The target: the critical kernel's latency (launch to completion) at least
  * 5x lower than on a stream of the background's priority, which the program
  * measures beside yours, at the same moments, in turns: the median of the
- * pairs' ratios. On an H100 it can be far more.
+ * pairs' ratios.
+ *
+ * Expected numbers on an H100:
+ *   - the reference solution: TO BE MEASURED (latency_ratio);
+ *   - lab05, the same background and moments: 2537 us at the same priority,
+ *     98 us at the greatest, 26x (docs/results/h100/lab05.csv).
  *
  * Build and run:   make ex05 && ./ex05        (./ex05 --quick: a shorter run)
  * ./ex05 prints both latencies beside their models, the verdict, and what
  * the grader would give. As given both wait alike: it says NO, names the
- * TODO and exits 4. lab05 and its handout explain the model.
+ * TODO and exits 4. lab05 and its handout explain the model. Stuck?
+ * lab05's handout has hints, from gentle to explicit, under "Stuck?".
  */
 #include "ex05.h"
 #include "streamlab.h"
@@ -25,12 +39,16 @@
 cudaStream_t create_critical_stream(void)
 {
     cudaStream_t s;
-    /* TODO(student): this stream gets the default priority, the same as the
-     * background's, so the block scheduler serves the background's queued
-     * blocks first. Create it with the greatest priority instead: ask
-     * cudaDeviceGetStreamPriorityRange(&least, &greatest) for the range (lower
-     * numbers are higher priorities) and use
-     * cudaStreamCreateWithPriority(&s, cudaStreamNonBlocking, priority). */
+    /* TODO(student): the goal: when a block slot frees on the busy GPU, the
+     * block scheduler gives it to the critical kernel's blocks before the
+     * background's queued ones. As given the block scheduler sees no reason
+     * to: what does it know about the two streams? (lab05's model.)
+     * The contract: return a new non-blocking stream, created here; the
+     * program destroys it at its end.
+     * Whatever you choose must work on any GPU the labs run on: ask this
+     * GPU what it offers rather than writing in a number.
+     * How it is measured: the kernel's latency on your stream against a
+     * stream of the background's priority, in pairs at the same moments. */
     CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
     return s;
 }

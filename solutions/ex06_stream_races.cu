@@ -4,7 +4,7 @@
  * marked SOLUTION with the reason. The task, the target and the contract are
  * there and in exercises/given/ex06.h.
  *
- * Build and run:   make sol06 && ./sol06      (./sol06 --quick: 5 runs; --reps 500: many)
+ * Build and run:   make sol06 && ./sol06   (--quick: 5 timed runs; --reps 500: 500)
  */
 #include "ex06.h"
 #include "streamlab.h"

@@ -305,7 +305,7 @@ int main(int argc, char **argv)
                    "slow step (the median run; usually %g ms, up to %.3g ms)",
                    issued.median * 1e3, share.median * 100, spin_ms, slowest);
     report_verdict(r, &PRODUCER_BUSY, runs - producer_busy, "stage 1 had already finished when "
-                   "issue_pipeline() returned in %d of %d runs", runs - producer_busy, runs);
+                   "issue_pipeline() returned in %d of %d timed runs", runs - producer_busy, runs);
 
     grading_value("runs", runs + 1);
     grading_value("mismatches", (double)results.wrong);
