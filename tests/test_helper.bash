@@ -79,6 +79,14 @@ within_budget() {
         "$* took $took s, of which $floor s is the start-up every CUDA program pays here (budget: $limit s beyond it)"
 }
 
+# json_run PROGRAM ARGS...: runs it with --json, asserting exit 0; the report in $f.
+json_run() {
+    run --separate-stderr "$@" --json
+    f="$BATS_TEST_TMPDIR/r.json"
+    printf '%s\n' "$output" >"$f"
+    assert_success
+}
+
 # from_json FILE EXPRESSION: prints a Python expression of the JSON report `d`.
 from_json() { python3 -c "import json; d = json.load(open('$1')); print($2)"; }
 
