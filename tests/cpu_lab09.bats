@@ -10,16 +10,13 @@ load test_helper
     assert_equal "$stderr" "lab09: --k1-ms must be a number from 2 to 1000 (got '1')"
     run --separate-stderr ./lab09 --k2-ms 0
     assert_failure 2
-    assert_equal "$stderr" "lab09: --k2-ms must be a number from 0.1 to 100 (got '0')"
+    assert_equal "$stderr" "lab09: --k2-ms must be a number from 0.1 to 1 (got '0')"
     run --separate-stderr ./lab09 --size-kib 65537
     assert_failure 2
     assert_equal "$stderr" "lab09: --size-kib must be an integer from 4 to 65536 (got '65537')"
 }
 
 @test "lab09 refuses a K2 longer than half of K1 before touching a GPU" {
-    run --separate-stderr ./lab09 --k1-ms 10 --k2-ms 6
-    assert_failure 2
-    assert_equal "$stderr" "lab09: --k2-ms 6: K2 must be at most half of K1 (--k1-ms 10)"
     run --separate-stderr ./lab09 --quick --k1-ms 2 --k2-ms 1
     assert_failure 2
     assert_equal "$stderr" "lab09: --k2-ms 1: K2 must be at most half of K1 (--k1-ms 2)"

@@ -26,7 +26,7 @@ static int size_kib = 1024;          /* every buffer a call allocates or copies 
 
 static const option lab_options[] = {
     {"k1-ms", OPT_DOUBLE, &k1_ms, 2, 1000, 4, "MS", "how long K1 (stream A) spins"},
-    {"k2-ms", OPT_DOUBLE, &k2_ms, 0.1, 100, 0.5, "MS", "how long K2 (stream B) spins"},
+    {"k2-ms", OPT_DOUBLE, &k2_ms, 0.1, 1, 0.5, "MS", "how long K2 (stream B) spins"},
     {"size-kib", OPT_INT, &size_kib, 4, 65536, 256, "KIB",
      "bytes each call allocates, copies or sets, in KiB"},
     {NULL},
