@@ -9,7 +9,9 @@
  *   sync API   "API synchronization behavior" in the runtime API reference
  *   legacy     the legacy default stream waits for, and is waited for by,
  *              blocking streams; non-blocking streams do neither
- *   explicit   a synchronisation call: it waits by definition
+ *   explicit   a synchronisation call: it waits for what it names, only that
+ *   query      asks without waiting, by definition
+ *   async      a launch into a stream returns before the work runs
  *   may        the documentation says it MAY synchronise (the programming
  *              guide's implicit-synchronisation list, lazy loading): printed,
  *              never judged, since "may" holds whatever the driver does
@@ -197,8 +199,8 @@ const call_row calls[] = {
     {"cudaEventRecord(A)+EventSynchronize", "torch.cuda.Event.synchronize()", "explicit", {HOST_WAITED, HOST_WAITED}, event_sync, PLAIN},
     {"cudaDeviceSynchronize", "torch.cuda.synchronize()", "explicit", {HOST_WAITED, HOST_WAITED}, device_sync, PLAIN},
     {"cudaStreamSynchronize(B)", "stream_b.synchronize()", "explicit", {NEITHER, NEITHER}, stream_sync_b, PLAIN},
-    {"cudaEventRecord(A)+cudaEventQuery", "torch.cuda.Event.query()", "explicit", {NEITHER, NEITHER}, event_query, PLAIN},
-    {"cudaStreamQuery(A)", "stream.query()", "explicit", {NEITHER, NEITHER}, stream_query, PLAIN},
+    {"cudaEventRecord(A)+cudaEventQuery", "torch.cuda.Event.query()", "query", {NEITHER, NEITHER}, event_query, PLAIN},
+    {"cudaStreamQuery(A)", "stream.query()", "query", {NEITHER, NEITHER}, stream_query, PLAIN},
     {"cudaDeviceSetLimit(stack)", "", "", {ND, ND}, set_limit, STACK_LIMIT},
     {"cudaGetDeviceProperties", "torch.cuda.get_device_properties()", "", {ND, ND}, get_properties, PLAIN},
     {"cudaFuncGetAttributes", "", "", {ND, ND}, func_attributes, PLAIN},
@@ -206,9 +208,9 @@ const call_row calls[] = {
     {"cudaMemGetInfo", "torch.cuda.mem_get_info()", "", {ND, ND}, mem_get_info, PLAIN},
     {"cudaStreamCreate+cudaStreamDestroy", "torch.cuda.Stream()", "", {ND, ND}, stream_create_destroy, PLAIN},
     {"cudaEventCreate+cudaEventDestroy", "torch.cuda.Event()", "", {ND, ND}, event_create_destroy, PLAIN},
-    {"kernel (A), launched before", "any op on the current stream", "legacy", {NEITHER, NEITHER}, kernel_in_a, LOGGED_KERNEL},
+    {"kernel (A), launched before", "any op on the current stream", "async", {NEITHER, NEITHER}, kernel_in_a, LOGGED_KERNEL},
     {"kernel in the legacy stream", "an op on torch.cuda.default_stream()", "legacy", LEGACY(GPU_SERIALISED), kernel_legacy, LOGGED_KERNEL},
-    {"cudaLaunchHostFunc(A)", "", "legacy", {NEITHER, NEITHER}, launch_host_fn, HOST_FN},
+    {"cudaLaunchHostFunc(A)", "", "async", {NEITHER, NEITHER}, launch_host_fn, HOST_FN},
     {"first launch of a kernel (A)", "an op's first call", "may: lazy loading", {ND, ND}, first_launch, COLD_KERNEL},
 };
 const int call_count = sizeof calls / sizeof calls[0];
