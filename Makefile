@@ -103,7 +103,13 @@ $(call binary,$(1)): $(2) $$(LIB) $$(HEADERS) $$(FLAGS_STAMP) | check-nvcc
 	@mkdir -p $$(dir $$@)
 	$$(NVCC) $$(NVCCFLAGS) $(3) -o $$@ $(2) $$(LIB) $$(LDLIBS)
 endef
-$(foreach s,$(LAB_SRCS),$(eval $(call program,$(notdir $(basename $(s))),$(s))))
+# A lab may keep part of its lesson in other files of its folder (lab09's
+# table of calls): every .cu there is compiled into the one program, and its
+# headers are prerequisites.
+lab_extra = $(filter-out $(1),$(wildcard $(dir $(1))*.cu))
+LAB_EXTRA_SRCS := $(foreach s,$(LAB_SRCS),$(call lab_extra,$(s)))
+$(foreach s,$(LAB_SRCS),$(eval $(call program,$(notdir $(basename $(s))),$(s) $(call lab_extra,$(s)))))
+$(foreach s,$(LAB_SRCS),$(eval $(call binary,$(notdir $(basename $(s)))): $(wildcard $(dir $(s))*.h)))
 $(foreach s,$(PTDS_SRCS),$(eval $(call program,lab01_ptds,$(s),--default-stream per-thread)))
 
 # ---- exercises: the given program around the student's file -----------------
@@ -332,7 +338,7 @@ grade-flags: $(GRADE_TOOLS) $(GRADING_OBJ) $(GIVEN_OBJ)
 # once, SANITIZE_TIMEOUT=S limits each run.
 .PHONY: lint sanitize
 LINT_C            := $(sort $(wildcard common/*.c kernels/*.c exercises/given/*.c tests/tools/*.c))
-LINT_CU           := $(LAB_SRCS) $(EX_SRCS) $(SOL_SRCS) \
+LINT_CU           := $(LAB_SRCS) $(LAB_EXTRA_SRCS) $(EX_SRCS) $(SOL_SRCS) \
                      $(sort $(wildcard kernels/*.cu exercises/given/*.cu tests/tools/*.cu))
 # Every lab (lab00 and lab01_ptds too) and every reference solution; not the
 # exercises, which are unfinished on purpose (ex06 as given races and exits 1).

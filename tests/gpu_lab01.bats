@@ -11,14 +11,6 @@ load repeat
 
 setup() { require_gpu; }
 
-# json_run PROGRAM ARGS...: runs it with --json, asserting exit 0; the report in $f.
-json_run() {
-    run --separate-stderr "$@" --json
-    f="$BATS_TEST_TMPDIR/r.json"
-    printf '%s\n' "$output" >"$f"
-    assert_success
-}
-
 # ratio FILE VARIANT1 VARIANT2: time of VARIANT1 / time of VARIANT2.
 ratio() {
     local a b

@@ -10,13 +10,6 @@ load test_helper
 
 setup() { require_gpu; }
 
-json_run() {
-    run --separate-stderr "$@" --json
-    f="$BATS_TEST_TMPDIR/r.json"
-    printf '%s\n' "$output" >"$f"
-    assert_success
-}
-
 checks_pass() {
     ok "$(from_json "$1" "all(c['passed'] for c in d['checks']) and len(d['checks']) == 3")" \
         "a check failed or is missing: $(from_json "$1" "d['checks']")"

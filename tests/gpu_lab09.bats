@@ -1,0 +1,91 @@
+#!/usr/bin/env bats
+# lab09 on a real GPU: the calls CUDA documents do what it documents, with
+# non-blocking and with blocking streams; every copy's data and every kernel's
+# record verified; ex09 as given waits and serialises, its solution neither.
+# Rows CUDA does not document are printed by the lab, never asserted here.
+
+load test_helper
+load repeat
+
+setup() { require_gpu; }
+
+# outcome FILE CALL COLUMN: the row's outcome code (0 neither, 1 GPU serialised,
+# 2 host waited, 3 mixed, -1 not measured).
+outcome() { report value "$1" "$2 | $3" outcome; }
+
+@test "lab09 --quick verifies every kernel and call and observes every documented outcome" {
+    json_run ./lab09 --quick
+    for c in kernels_logged calls_delivered; do
+        ok "$(from_json "$f" "[c['passed'] for c in d['checks'] if c['name'] == '$c'] == [True]")" \
+            "$c failed or is missing: $(from_json "$f" "d['checks']")"
+    done
+    observed "$f" documented_nonblocking
+    observed "$f" documented_blocking
+}
+
+@test "lab09 --quick does its work in under two seconds" {
+    within_budget 2.0 ./lab09 --quick
+}
+
+# The documented rows, one by one, so that a failure names the call.
+@test "lab09: explicit synchronisation and pageable D2H make the host wait, in both columns" {
+    json_run ./lab09
+    for col in non-blocking blocking; do
+        for call in cudaDeviceSynchronize "D2H (A) + cudaStreamSynchronize(A)" \
+            "cudaEventRecord(A)+EventSynchronize" "cudaMemcpyAsync D2H pageable (A)"; do
+            run outcome "$f" "$call" "$col"
+            assert_output "2"
+        done
+        # a call that waits returns K1's remaining time later: within 15% of the model
+        within "$f" "cudaDeviceSynchronize | $col" call_ms "0.85 * 20" "1.15 * 20"
+    done
+}
+
+@test "lab09: with blocking streams the legacy stream serialises; with non-blocking ones nothing does" {
+    json_run ./lab09
+    for call in cudaMemset "cudaMemcpy D2D" "kernel in the legacy stream"; do
+        run outcome "$f" "$call" blocking
+        assert_output "1"
+        run outcome "$f" "$call" non-blocking
+        assert_output "0"
+    done
+    for call in "cudaMemcpy H2D pageable" "cudaMemcpy D2H pinned" cudaMemcpyToSymbol; do
+        run outcome "$f" "$call" blocking
+        assert_output "2"
+        run outcome "$f" "$call" non-blocking
+        assert_output "0"
+    done
+    # K2 began after K1 ended where serialised, well before it otherwise
+    within "$f" "cudaMemset | blocking" k2_start_after_k1_end_ms 0 1
+    within "$f" "cudaMemsetAsync (A) | blocking" k2_start_after_k1_end_ms "-20.5" "-15"
+}
+
+@test "lab09 measures the lazy-loading row with kernels never launched before" {
+    json_run ./lab09 --quick
+    for col in non-blocking blocking; do
+        run outcome "$f" "first launch of a kernel (A)" "$col"
+        assert_output --regexp '^[0-3]$'
+    done
+}
+
+@test "ex09 as given waits in every step, takes turns with the loader, exits 4 and scores the correctness points only" {
+    run ./ex09 --quick
+    assert_failure 4
+    assert_output --partial "[ok]   losses_right"
+    assert_output --partial "[ok]   params_right"
+    assert_output --partial "observed: NO  host_does_not_wait"
+    assert_output --partial "observed: NO  step_overlaps_loader"
+    assert_output --partial "total: 2 of 10 points for this run"
+}
+
+@test "sol09 neither waits nor serialises, with every result right, over several runs" {
+    [ -x ./sol09 ] || skip "solutions/ is not here"
+    for run_no in $(runs); do
+        echo "# run $run_no of $REPEATS"
+        run ./sol09
+        assert_success
+        assert_output --partial "observed: yes host_does_not_wait"
+        assert_output --partial "observed: yes step_overlaps_loader"
+        assert_output --partial "total: 10 of 10 points for this run"
+    done
+}
