@@ -353,6 +353,14 @@ void report_value(report *r, const char *variant, const char *metric, double val
                unit);
 }
 
+void report_data(report *r, const char *variant, const char *metric, double value,
+                 const char *unit)
+{
+    add_row(&r->measurements, variant, metric, value, unit);
+    if (r->format == FORMAT_CSV)
+        csv_row(r, variant, metric, value, unit);
+}
+
 void report_samples(report *r, const char *variant, const char *metric, const double *v, int n,
                     const char *unit)
 {

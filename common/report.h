@@ -38,6 +38,10 @@ void report_value(report *r, const char *variant, const char *metric, double val
                   const char *unit);
 void report_stats(report *r, const char *variant, const char *metric, const stats *s,
                   const char *unit);
+/* A measured number for scripts only: CSV and JSON carry it, the text format
+ * prints nothing (for a table the lab prints in its own layout). */
+void report_data(report *r, const char *variant, const char *metric, double value,
+                 const char *unit);
 
 /* Every sample behind a statistic, for plots of its distribution: in CSV
  * one row per sample (metric "<metric>_sample"), in JSON the same rows among

@@ -192,14 +192,14 @@ static void report_cell(report *r, const call_row *row, int col, const cell *x)
 {
     char variant[96];
     snprintf(variant, sizeof variant, "%s | %s", row->call, column_name[col]);
-    report_value(r, variant, "outcome", x->measured ? x->o : -1, "code");
-    report_value(r, variant, "documented", row->documented[col] == UNDOCUMENTED ? -1
+    report_data(r, variant, "outcome", x->measured ? x->o : -1, "code");
+    report_data(r, variant, "documented", row->documented[col] == UNDOCUMENTED ? -1
                  : row->documented[col], "code");
-    report_value(r, variant, "call_ms", x->call_ms, "ms");
-    report_value(r, variant, "idle_call_ms", x->idle_ms, "ms");
-    report_value(r, variant, "k1_remaining_ms", x->remaining_ms, "ms");
-    report_value(r, variant, "k2_start_after_k1_end_ms", x->gap_ms, "ms");
-    report_value(r, variant, "tries", x->tries, "count");
+    report_data(r, variant, "call_ms", x->call_ms, "ms");
+    report_data(r, variant, "idle_call_ms", x->idle_ms, "ms");
+    report_data(r, variant, "k1_remaining_ms", x->remaining_ms, "ms");
+    report_data(r, variant, "k2_start_after_k1_end_ms", x->gap_ms, "ms");
+    report_data(r, variant, "tries", x->tries, "count");
 }
 
 static void report_catalogue(report *r, const bench *b)
