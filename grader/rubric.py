@@ -260,14 +260,24 @@ def _score(rubric, outcome, reference):
         correct = correct and ok
         criteria.append(_result(c, c["points"] if ok else 0, ok, reason,
                                 outside_physics(c, value)))
-    for c in (c for c in rubric["criteria"] if c["kind"] == "concept"):
+    concepts = [c for c in rubric["criteria"] if c["kind"] == "concept"]
+    measured = {c["name"]: _value(outcome["measure"].get("metrics"), c["metric"]) for c in concepts}
+    # One measurement outside physics and none of the run's timings is to be
+    # trusted: whatever made it (work the program's own stages did not
+    # expect, a gamed timer) touched the others too.
+    beyond = next((c["name"] for c in concepts if outside_physics(c, measured[c["name"]])), None)
+    for c in concepts:
+        value = measured[c["name"]]
+        flag = outside_physics(c, value)
         if not correct:
             criteria.append(_result(c, 0, False, "not scored: a correctness criterion "
                                     "failed, and a fast wrong answer earns nothing"))
-            continue
-        value = _value(outcome["measure"].get("metrics"), c["metric"])
-        ok, text = _judge(c, value, reference)
-        criteria.append(_result(c, c["points"] if ok else 0, ok, text, outside_physics(c, value)))
+        elif beyond and not flag:
+            criteria.append(_result(c, 0, False, f"not scored: {beyond} lies beyond what the "
+                                    "model allows, so no timing of this run is trusted"))
+        else:
+            ok, text = _judge(c, value, reference)
+            criteria.append(_result(c, c["points"] if ok else 0, ok, text, flag))
     order = {c["name"]: i for i, c in enumerate(rubric["criteria"])}
     criteria.sort(key=lambda r: order[r["name"]])
 

@@ -219,7 +219,11 @@ RECORDED="$ROOT/tests/fixtures/grading"
     run row too-fast ex01 "$csv"
     assert_output "2/10,flagged,kernels_overlap: speedup_vs_blocking 2.9 is beyond what the model allows (<= 2.2, its tolerance included): flagged for the instructor, not awarded"
     run row too-efficient ex04 "$csv"
-    assert_output --regexp "^6/10,flagged,efficient: efficiency 1.4 is beyond what the model allows \(<= 1.15"
+    assert_output --regexp "^3/10,flagged,efficient: efficiency 1.4 is beyond what the model allows \(<= 1.15"
+    # and no other timing of that run is trusted: overlaps is not awarded either
+    run python3 -c "import json; r = json.load(open('$BATS_TEST_TMPDIR/rec/too-efficient/results.json'))
+print([t['output'] for t in r['tests'] if 'overlaps' in t['name']][0])"
+    assert_output "not scored: efficient lies beyond what the model allows, so no timing of this run is trusted"
     # inside the tolerance: an honest run's spread, scored as usual
     run row within ex01 "$csv"
     assert_output --regexp "^10/10,passed,"

@@ -297,8 +297,13 @@ static int judge(const rubric_criterion *c, double v, char *reason, size_t size)
 double rubric_score(const rubric *r, const char *const *names, const double *values, int n,
                     rubric_result *out)
 {
-    int correct = 1;
+    int correct = 1, beyond = 0;
     double points = 0;
+    /* rubric.py's rule: one concept value outside physics, and no timing of
+     * the run is trusted */
+    for (int i = 0; i < r->n; i++)
+        beyond |= r->c[i].concept && outside_physics(&r->c[i], value_of(r->c[i].metric, names,
+                                                                           values, n));
     for (int pass = 0; pass < 2; pass++) /* correctness first: concept needs all of it */
         for (int i = 0; i < r->n; i++) {
             const rubric_criterion *c = &r->c[i];
@@ -311,8 +316,14 @@ double rubric_score(const rubric *r, const char *const *names, const double *val
                          "failed, and a fast wrong answer earns nothing");
                 continue;
             }
-            o->scored = 1;
             double v = value_of(c->metric, names, values, n);
+            if (c->concept && beyond && !outside_physics(c, v)) {
+                o->scored = 1;
+                snprintf(o->reason, sizeof o->reason, "not scored: a value of this run lies "
+                         "beyond what the model allows, so no timing of it is trusted");
+                continue;
+            }
+            o->scored = 1;
             o->passed = judge(c, v, o->reason, sizeof o->reason);
             o->flagged = outside_physics(c, v);
             o->points = o->passed ? c->points : 0;
