@@ -25,7 +25,8 @@ setup_file() {
     cflags=$(sed -n 's/^EX_NVCCFLAGS=//p' "$flags")
     lib=$(sed -n 's/^LIB=//p' "$flags")
     ldlibs=$(sed -n 's/^LDLIBS=//p' "$flags")
-    for f in read-environment files-read-hidden files-write-outside process-daemon report-hostile-text; do
+    for f in read-environment files-read-hidden files-write-outside process-daemon process-fork-bomb \
+        report-hostile-text; do
         mkdir -p "$DRIVERS/$f"
         # shellcheck disable=SC2086 # flags are words
         "$nvcc" $cflags -o "$DRIVERS/$f/driver" tests/tools/redteam_driver.cu \
@@ -161,6 +162,17 @@ EOF2
     sleep 4 # past the daemon's 3 s: nothing writes or prints later
     [ ! -e /tmp/redteam-daemon ] || fail "the daemon wrote /tmp/redteam-daemon"
     run pgrep -f "$DRIVERS/process-daemon/driver"
+    assert_failure
+}
+
+@test "a fork bomb is stopped at the sandbox's process limit, and none of its processes is left" {
+    require_sandbox
+    run attack process-fork-bomb
+    assert_success
+    run row process-fork-bomb ex01 "$OUT/grades.csv"
+    assert_output "0/10,over_limit,stopped: it started more than 256 processes and threads (the sandbox's limit)"
+    sleep 1
+    run pgrep -f "$DRIVERS/process-fork-bomb/driver"
     assert_failure
 }
 

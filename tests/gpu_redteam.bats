@@ -97,6 +97,7 @@ EOF
 @test "leaving processes behind: a daemon is gone with its run, and the work is scored" {
     expect <<'EOF'
 process-daemon ex01 10/10,passed
+process-fork-bomb ex01 0/10,over_limit
 EOF
     [ ! -e /tmp/redteam-daemon ] || fail "the daemon wrote /tmp/redteam-daemon"
     run pgrep -f "$ALL/"
