@@ -69,7 +69,7 @@ def table(students, heading):
         for e in s["exercises"]:
             score = f"{fmt(e['points'])}/{fmt(e['max_points'])}"
             lines.append(f"  {e['exercise']}  {e['title'][:50]:<50}  {score:>6}  {e['status']}")
-            if e["status"] in ("passed", "partial", "failed"):
+            if e["status"] in ("passed", "partial", "failed", "flagged"):
                 for c in e["criteria"]:
                     mark = "[ok]  " if c["passed"] else "[FAIL]"
                     score = f"{fmt(c['points'])}/{fmt(c['max_points'])}"

@@ -15,7 +15,12 @@ import math
 
 KINDS = ("correctness", "concept")
 EXERCISE_KEYS = {"title", "time_limit_s", "memcheck_time_limit_s"}
-CRITERION_KEYS = {"kind", "points", "metric", "min", "max", "relative_to_solution", "what"}
+CRITERION_KEYS = {"kind", "points", "metric", "min", "max", "relative_to_solution", "what",
+                  "model_limit"}
+# The status of an exercise for the instructor to look at: a value outside
+# physics (outside_physics), or a result line the student's code printed
+# (runner.run_pass). It earns nothing there.
+FLAGGED = "flagged"
 
 
 class RubricError(Exception):
@@ -96,6 +101,10 @@ def _criterion(parser, name, path):
                           "better), one of the two")
     def optional(key):
         return _number(parser, name, key, path) if key in keys else None
+    limit, bound = optional("model_limit"), optional("min") if "min" in keys else optional("max")
+    if limit is not None and (limit < bound if "min" in keys else limit > bound):
+        raise RubricError(f"{path} [{name}] model_limit = {fmt(limit)}: must lie past the "
+                          f"criterion's bound ({fmt(bound)}), where no honest run gets")
     return {
         "name": name,
         "kind": kind,
@@ -104,6 +113,7 @@ def _criterion(parser, name, path):
         "min": optional("min"),
         "max": optional("max"),
         "relative": optional("relative_to_solution"),
+        "limit": optional("model_limit"),
         "what": parser.get(name, "what"),
     }
 
@@ -131,11 +141,33 @@ def _threshold(criterion, reference):
                    "measured in this run)")
 
 
+def outside_physics(criterion, value):
+    """The text of a flag when `value` lies past the criterion's model_limit,
+    else None. model_limit is the best value the model allows, its tolerance
+    included (the rubric's comment says where both come from): above it for
+    a criterion with a min, below it for one with a max. No honest run gets
+    there, so such a value is not rewarded: it says the measurement was gamed
+    or broken, which is for the instructor to look at. The one rule, which
+    exercises/given/rubric.c's preview follows too."""
+    limit = criterion.get("limit")
+    if value is None or limit is None:
+        return None
+    past = value > limit if criterion["max"] is None else value < limit
+    if not past:
+        return None
+    return (f"{criterion['metric']} {fmt(value)} is beyond what the model allows "
+            f"({'<=' if criterion['max'] is None else '>='} {fmt(limit)}, its tolerance "
+            "included): flagged for the instructor, not awarded")
+
+
 def _judge(criterion, value, reference):
     """(passed, text) for one value."""
     metric = criterion["metric"]
     if value is None:
         return False, f"{metric} not measured (the harness printed no such value)"
+    flag = outside_physics(criterion, value)
+    if flag:
+        return False, flag
     bound, why = _threshold(criterion, reference)
     if criterion["max"] is not None:
         ok = value <= bound
@@ -226,19 +258,36 @@ def _score(rubric, outcome, reference):
         reason = f"{note}; {text}" if memcheck_errors else f"{text} [{note}]"
         ok = ok and not memcheck_errors
         correct = correct and ok
-        criteria.append(_result(c, c["points"] if ok else 0, ok, reason))
-    for c in (c for c in rubric["criteria"] if c["kind"] == "concept"):
+        criteria.append(_result(c, c["points"] if ok else 0, ok, reason,
+                                outside_physics(c, value)))
+    concepts = [c for c in rubric["criteria"] if c["kind"] == "concept"]
+    measured = {c["name"]: _value(outcome["measure"].get("metrics"), c["metric"]) for c in concepts}
+    # One measurement outside physics and none of the run's timings is to be
+    # trusted: whatever made it (work the program's own stages did not
+    # expect, a gamed timer) touched the others too.
+    beyond = next((c["name"] for c in concepts if outside_physics(c, measured[c["name"]])), None)
+    for c in concepts:
+        value = measured[c["name"]]
+        flag = outside_physics(c, value)
         if not correct:
             criteria.append(_result(c, 0, False, "not scored: a correctness criterion "
                                     "failed, and a fast wrong answer earns nothing"))
-            continue
-        ok, text = _judge(c, _value(outcome["measure"].get("metrics"), c["metric"]), reference)
-        criteria.append(_result(c, c["points"] if ok else 0, ok, text))
+        elif beyond and not flag:
+            criteria.append(_result(c, 0, False, f"not scored: {beyond} lies beyond what the "
+                                    "model allows, so no timing of this run is trusted"))
+        else:
+            ok, text = _judge(c, value, reference)
+            criteria.append(_result(c, c["points"] if ok else 0, ok, text, flag))
     order = {c["name"]: i for i, c in enumerate(rubric["criteria"])}
     criteria.sort(key=lambda r: order[r["name"]])
 
     points = sum(r["points"] for r in criteria)
     total = sum(r["max_points"] for r in criteria)
+    flags = [f"{r['name']}: {r['reason']}" for r in criteria if r.get("flag")]
+    if flags:   # the status column of grades.csv is where an instructor sees it
+        result = _exercise(rubric, FLAGGED, "; ".join(flags), criteria)
+        result["flags"] = flags
+        return result
     if points >= total:
         return _exercise(rubric, "passed", f"full marks [{note}]", criteria)
     failed = [f"{r['name']}: {r['reason']}" for r in criteria
@@ -248,10 +297,13 @@ def _score(rubric, outcome, reference):
     return _exercise(rubric, "partial" if points > 0 else "failed", "; ".join(failed), criteria)
 
 
-def _result(criterion, points, passed, reason):
-    return {"name": criterion["name"], "kind": criterion["kind"], "what": criterion["what"],
-            "points": points, "max_points": criterion["points"], "passed": passed,
-            "reason": reason}
+def _result(criterion, points, passed, reason, flag=None):
+    result = {"name": criterion["name"], "kind": criterion["kind"], "what": criterion["what"],
+              "points": points, "max_points": criterion["points"], "passed": passed,
+              "reason": reason}
+    if flag:
+        result["flag"] = flag
+    return result
 
 
 def _exercise(rubric, status, reason, criteria):

@@ -25,7 +25,7 @@ from pathlib import Path
 import sandbox
 import workers
 from reports import printable
-from rubric import fmt
+from rubric import FLAGGED, fmt
 
 ROOT = Path(__file__).resolve().parent.parent
 CHECKS = Path(__file__).resolve().parent / "checks.py"   # run in the sandbox, as make runs it
@@ -213,9 +213,20 @@ def run_pass(config, exercise, work, pass_name, limit):
         result.update(status="error", detail=f"stopped with exit {rc}: {said or 'no message'}")
     else:
         metrics = parse_result(out, exercise, pass_name, nonce)
+        seen = out.count(nonce)
         if metrics is None:
             result.update(status="error", detail="the harness printed no result line of its "
                           "own (did the student's code exit early?)")
+        elif seen > 1:
+            # The program prints the token once, in its last line: a second
+            # copy was printed by the student's code, which found the token
+            # in the program's memory (tests/fixtures/redteam/README.md). Which
+            # of the two lines is the program's, nothing here can tell.
+            result.update(status=FLAGGED, detail=f"the grader's token appeared {seen} times "
+                          "in the output, where the program prints it once: the student's "
+                          "code printed a result line of its own; flagged for the "
+                          "instructor, not scored")
+            metrics = None
         result["metrics"] = metrics
     return result
 

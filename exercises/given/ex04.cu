@@ -32,6 +32,14 @@
  *   speedup                    serial / yours, round by round;
  *   ideal_speedup              the model's serial / ideal, round by round;
  *   efficiency                 speedup / ideal_speedup, round by round;
+ *   kernel_vs_calibrated       the kernel stage over --kernel-ratio x h: 1 when
+ *                              the kernel ran as calibrated at the start, before
+ *                              any of the student's code; more when something
+ *                              else used the GPU while the program's stages
+ *                              were timed (which would inflate the model and
+ *                              the serial run, and so the efficiency: see
+ *                              tests/fixtures/redteam/baseline-spin-gpu); no
+ *                              rubric scores it yet;
  *   mismatches, checked        outputs of the student's runs that differ, of
  *                              all checked (every run, the warm-up's too);
  *   buffer_sets                the device buffers compute() read from in the
@@ -349,6 +357,7 @@ int main(int argc, char **argv)
     grading_value("speedup", m.speedup.median);
     grading_value("ideal_speedup", m.ideal_speedup.median);
     grading_value("efficiency", m.efficiency.median);
+    grading_value("kernel_vs_calibrated", k / (kernel_ratio * h));
     grading_value("mismatches", (double)bench.outputs.wrong);
     grading_value("checked", (double)bench.outputs.checked);
     grading_value("buffer_sets", bench.sets);

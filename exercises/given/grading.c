@@ -120,7 +120,8 @@ static void preview(lab_run *run)
         if (!text)
             report_value(r, "points preview", c->name, res[i].points, "points");
         report_text(r, "  %s %-18s %4s/%-3s %s\n",
-                    !res[i].scored ? "[ -- ]" : res[i].passed ? "[pass]" : "[FAIL]", c->name,
+                    !res[i].scored ? "[ -- ]" : res[i].flagged ? "[FLAG]"
+                    : res[i].passed ? "[pass]" : "[FAIL]", c->name,
                     rubric_fmt(got, sizeof got, res[i].points),
                     rubric_fmt(max, sizeof max, c->points), res[i].reason);
         if (c->has_relative)

@@ -150,7 +150,8 @@ static int known(const char *key, const char *const *keys)
 
 static const char *const EXERCISE_KEYS[] = {"title", "time_limit_s", "memcheck_time_limit_s", NULL};
 static const char *const CRITERION_KEYS[] = {"kind", "points", "metric", "min", "max",
-                                             "relative_to_solution", "what", NULL};
+                                             "relative_to_solution", "what",
+                                             "model_limit", NULL};
 
 static int check_exercise(const section *s, rubric *r, const char *path, char *why, size_t size)
 {
@@ -196,6 +197,16 @@ static int criterion(const section *s, rubric_criterion *c, const char *path, ch
         (c->has_max && number(s, "max", 0, &c->max, path, why, size)) ||
         (c->has_relative && number(s, "relative_to_solution", 0, &c->relative, path, why, size)))
         return -1;
+    c->has_limit = get(s, "model_limit") != NULL;
+    if (c->has_limit && number(s, "model_limit", 0, &c->limit, path, why, size))
+        return -1;
+    if (c->has_limit && (c->has_min ? c->limit < c->min : c->limit > c->max)) {
+        char limit[32], bound[32];
+        return say(why, size, "%s [%s] model_limit = %s: must lie past the criterion's bound "
+                   "(%s), where no honest run gets", path, s->name,
+                   rubric_fmt(limit, sizeof limit, c->limit),
+                   rubric_fmt(bound, sizeof bound, c->has_min ? c->min : c->max));
+    }
     c->concept = !strcmp(kind, "concept");
     snprintf(c->name, sizeof c->name, "%s", s->name);
     snprintf(c->metric, sizeof c->metric, "%s", get(s, "metric"));
@@ -253,12 +264,26 @@ static double value_of(const char *metric, const char *const *names, const doubl
     return NAN;
 }
 
+/* rubric.py's outside_physics: 1 when v lies past the criterion's
+ * model_limit (above it against a min, below it against a max). */
+static int outside_physics(const rubric_criterion *c, double v)
+{
+    return c->has_limit && isfinite(v) && (c->has_min ? v > c->limit : v < c->limit);
+}
+
 /* rubric.py's _judge, without a reference solution: the model's bound. */
 static int judge(const rubric_criterion *c, double v, char *reason, size_t size)
 {
     char value[32], bound[32];
     if (!isfinite(v)) {
         snprintf(reason, size, "%s not measured (the harness printed no such value)", c->metric);
+        return 0;
+    }
+    if (outside_physics(c, v)) {
+        snprintf(reason, size, "%s %s is beyond what the model allows (%s %s, its tolerance "
+                 "included): flagged for the instructor, not awarded", c->metric,
+                 rubric_fmt(value, sizeof value, v), c->has_min ? "<=" : ">=",
+                 rubric_fmt(bound, sizeof bound, c->limit));
         return 0;
     }
     int ok = c->has_max ? v <= c->max : v >= c->min;
@@ -272,8 +297,13 @@ static int judge(const rubric_criterion *c, double v, char *reason, size_t size)
 double rubric_score(const rubric *r, const char *const *names, const double *values, int n,
                     rubric_result *out)
 {
-    int correct = 1;
+    int correct = 1, beyond = 0;
     double points = 0;
+    /* rubric.py's rule: one concept value outside physics, and no timing of
+     * the run is trusted */
+    for (int i = 0; i < r->n; i++)
+        beyond |= r->c[i].concept && outside_physics(&r->c[i], value_of(r->c[i].metric, names,
+                                                                           values, n));
     for (int pass = 0; pass < 2; pass++) /* correctness first: concept needs all of it */
         for (int i = 0; i < r->n; i++) {
             const rubric_criterion *c = &r->c[i];
@@ -286,9 +316,16 @@ double rubric_score(const rubric *r, const char *const *names, const double *val
                          "failed, and a fast wrong answer earns nothing");
                 continue;
             }
+            double v = value_of(c->metric, names, values, n);
+            if (c->concept && beyond && !outside_physics(c, v)) {
+                o->scored = 1;
+                snprintf(o->reason, sizeof o->reason, "not scored: a value of this run lies "
+                         "beyond what the model allows, so no timing of it is trusted");
+                continue;
+            }
             o->scored = 1;
-            o->passed = judge(c, value_of(c->metric, names, values, n), o->reason,
-                              sizeof o->reason);
+            o->passed = judge(c, v, o->reason, sizeof o->reason);
+            o->flagged = outside_physics(c, v);
             o->points = o->passed ? c->points : 0;
             points += o->points;
             if (!c->concept)

@@ -18,8 +18,9 @@ typedef struct {
     char name[RUBRIC_NAME], metric[RUBRIC_NAME], what[RUBRIC_TEXT];
     int concept; /* 0: a correctness criterion */
     double points;
-    int has_min, has_max, has_relative;
+    int has_min, has_max, has_relative, has_limit;
     double min, max, relative; /* relative: relative_to_solution */
+    double limit;              /* model_limit: past it, a value is outside physics */
 } rubric_criterion;
 
 typedef struct {
@@ -38,6 +39,7 @@ int rubric_load(const char *path, rubric *r, char *why, size_t size);
 typedef struct {
     int scored; /* 0: a concept criterion left unscored, a correctness one having failed */
     int passed;
+    int flagged; /* its value lies past model_limit: not awarded, for the instructor */
     double points;
     char reason[RUBRIC_TEXT];
 } rubric_result;

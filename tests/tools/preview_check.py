@@ -7,7 +7,7 @@ build/tests/preview_test) to the grader's scoring (grader/rubric.py).
 For every recorded run in RECORDED_DIR (*/outcomes/exNN.json) whose measure
 pass measured, scores its metrics with both, as one run without a reference
 solution: as recorded, then with each criterion's metric set exactly on its
-bound, and with it missing. Prints how many it compared; exits 1 naming the
+bound (and on and past its model_limit), and with it missing. Prints how many it compared; exits 1 naming the
 first run and metrics on which the two differ.
 """
 import json
@@ -26,6 +26,10 @@ def variants(rb, metrics):
     for c in rb["criteria"]:
         bound = c["max"] if c["max"] is not None else c["min"]
         yield dict(metrics, **{c["metric"]: bound})
+        if c["limit"] is not None:   # on the model's limit, and just past it
+            past = c["limit"] * (1.01 if c["max"] is None else 0.99) - (c["limit"] == 0)
+            yield dict(metrics, **{c["metric"]: c["limit"]})
+            yield dict(metrics, **{c["metric"]: past})
         yield {k: v for k, v in metrics.items() if k != c["metric"]}
 
 

@@ -3,7 +3,7 @@
  * grader/rubric.py gives on the same numbers. Host-only: no GPU.
  *
  *   preview_test RUBRIC.ini NAME=VALUE ...
- * prints one line per criterion, "name points passed|failed|unscored", then
+ * prints one line per criterion, "name points passed|failed|flagged|unscored", then
  * "total points"; exits 1 (with the reason) when the rubric cannot be read. */
 #include "rubric.h"
 
@@ -41,7 +41,8 @@ int main(int argc, char **argv)
     double total = rubric_score(&r, names, values, n, res);
     for (int i = 0; i < r.n; i++)
         printf("%s %s %s\n", r.c[i].name, rubric_fmt(v, sizeof v, res[i].points),
-               !res[i].scored ? "unscored" : res[i].passed ? "passed" : "failed");
+               !res[i].scored ? "unscored" : res[i].flagged ? "flagged"
+               : res[i].passed ? "passed" : "failed");
     printf("total %s\n", rubric_fmt(v, sizeof v, total));
     return 0;
 }
