@@ -82,7 +82,7 @@ EOF
 files-read-hidden ex01 10/10,passed
 files-write-outside ex01 2/10,partial
 EOF
-    run grep -h ': yes' "$ALL/files-read-hidden/work/ex01/measure.stdout"
+    run grep -h '^read .*: yes' "$ALL/files-read-hidden/work/ex01/measure.stdout"
     assert_output ""
     for pass in measure check; do
         run grep -h -e '^write' -e 'left from before' "$ALL/files-write-outside/work/ex01/$pass.stdout"
