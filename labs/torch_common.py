@@ -87,7 +87,7 @@ class Lab:
     begin() parses the options before PyTorch is imported, so --help and
     usage errors work on any machine."""
 
-    def __init__(self, name, title, reps, quick_reps, options=None):
+    def __init__(self, name, title, reps, quick_reps, options=None, before_torch=None):
         parser = _Parser(prog=name, description=title)
         parser.add_argument("--quick", action="store_true", help=f"small sizes, under a few seconds (--reps {quick_reps})")
         parser.add_argument("--json", action="store_true", help="one JSON document instead of the report")
@@ -97,6 +97,8 @@ class Lab:
         self.args = parser.parse_args()
         if self.args.reps is None:
             self.args.reps = quick_reps if self.args.quick else reps
+        if before_torch:  # e.g. an environment variable CUDA reads once, when its context is made
+            before_torch(self.args)
         self.name, self.title = name, title
         self.torch = _torch_or_exit(name)
         self.doc = {"lab": name, "title": title, "torch": self.torch.__version__, "cuda": self.torch.version.cuda,

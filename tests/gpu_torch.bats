@@ -54,6 +54,21 @@ companion() {
     companion 06 --quick
 }
 
+@test "torch_lab07: a pool of torch.cuda.Stream()s serves small requests at once; the 33rd Stream() is the 1st" {
+    companion 07 --quick
+    ok "$(from_json "$BATS_TEST_TMPDIR/07.json" "[s['value'] for s in d['setup']][:2] == [32, True]")" \
+        "PyTorch's pool is not 32 streams handed out round robin: $(from_json "$BATS_TEST_TMPDIR/07.json" "d['setup']")"
+}
+
+@test "torch_lab08: wait_event and wait_stream chains follow the pipeline model, the host chain blocks the host" {
+    companion 08 --quick
+}
+
+@test "torch_lab09: .item(), .cpu(), synchronize() and nonzero() make the host wait, Event.query() does not" {
+    companion 09 --quick
+    ok "$(from_json "$BATS_TEST_TMPDIR/09.json" "len(d['calls']) == 12")" "not every call of the catalogue was measured"
+}
+
 @test "every companion observes its effect at its default sizes" {
     for f in labs/lab[0-9][0-9]_*/torch_lab[0-9][0-9].py; do
         n=${f##*torch_lab}
