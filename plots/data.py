@@ -257,6 +257,20 @@ class Trace:
     def span_names(self):
         return [s["name"] for s in self.spans]
 
+    def span(self, name):
+        span = next((s for s in self.spans if s["name"] == name), None)
+        if span is None:
+            raise DataError(f"{self.path}: no variant '{name}' (variants: "
+                            f"{', '.join(self.span_names())})")
+        return span
+
+    def host_waits(self, span_name):
+        """The calls in a variant's span that blocked the host until the GPU
+        was done (cuda*Synchronize; not cudaStreamWaitEvent, a GPU wait)."""
+        span = self.span(span_name)
+        return [w for w in self.waits if w["name"].endswith("Synchronize")
+                and span["start"] <= w["start"] < span["end"]]
+
     def last_run(self, span_name):
         """The GPU operations of the last run inside a variant's span.
 
@@ -264,10 +278,7 @@ class Trace:
         run with one cudaEventSynchronize (lab04's run_once), so the ends of
         those waits divide the span into runs. The last run is a timed one.
         """
-        span = next((s for s in self.spans if s["name"] == span_name), None)
-        if span is None:
-            raise DataError(f"{self.path}: no variant '{span_name}' (variants: "
-                            f"{', '.join(self.span_names())})")
+        span = self.span(span_name)
         inside = [o for o in self.ops if span["start"] <= o["start"] < span["end"]]
         if not inside:
             raise DataError(f"{self.path}: variant '{span_name}' has no GPU operations")

@@ -3,14 +3,15 @@
 
   python3 plots/plot.py all [FOLDER] [--out DIR]     every figure (make plots)
   python3 plots/plot.py FIGURE [FOLDER] [--out DIR]  one of: speedups, bandwidth,
-                                                     sweep, timeline, latency
+                                                     sweep, timeline, latency,
+                                                     queues, pipeline
   python3 plots/plot.py spread [FOLDER]              each lab's key number over
                                                      RUNS=N runs: a table and spread.csv
 
 FOLDER defaults to the newest folder in results/; the PNGs go into it unless
 --out names another. Every number comes from the labs' CSV reports and the
-lab04 trace. Exit codes: 0 done; 1 the input is missing or malformed (the
-message names the file and line); 2 usage.
+lab04, lab07 and lab08 traces. Exit codes: 0 done; 1 the input is missing or
+malformed (the message names the file and line); 2 usage.
 """
 import argparse
 import csv
@@ -30,6 +31,8 @@ FIGURES = {
     "sweep": ("fig_sweep", "3: lab04 speedup vs compute/copy ratio"),
     "timeline": ("fig_timeline", "4: lab04 timeline, serial above pipelined"),
     "latency": ("fig_latency", "5: lab05 latency distributions"),
+    "queues": ("fig_lab07", "6: lab07 kernel pairs depth-first above breadth-first"),
+    "pipeline": ("fig_lab08", "7: lab08 host-chained above event-chained"),
 }
 
 
@@ -94,7 +97,8 @@ def draw(results, names, out, variant):
 # The run of `make results` (a file stem) each figure depends on; figure 1
 # reads several labs and leaves out a missing one by itself.
 READS = {"speedups": "", "bandwidth": "lab02", "sweep": "lab04",
-         "timeline": "lab04-trace", "latency": "lab05"}
+         "timeline": "lab04-trace", "latency": "lab05", "queues": "lab07-trace",
+         "pipeline": "lab08-trace"}
 
 
 def spread(results):

@@ -5,12 +5,14 @@
 #   plots/results.sh PROGRAM...      (make passes the labs: lab00 lab01 ...)
 #
 # Each program runs with --csv; lab04 also runs once per kernel ratio of the
-# sweep (figure 3), and once more with --quick --trace for the timeline.
+# sweep (figure 3); lab04, lab07 and lab08 run once more with --quick --trace
+# for their timelines (figures 4, 6 and 7).
 # Everything goes into results/<gpu-name>-<date>/ (a second folder of the
 # same day gets -2, -3):
 #   labNN.csv            the report (labNN.run2.csv ... with RUNS > 1)
 #   lab04-ratio-R.csv    lab04 --kernel-ratio R, for each R in SWEEP_RATIOS
-#   lab04-trace.json     the Chrome trace of lab04 --quick; lab04-trace.txt its report
+#   labNN-trace.json     the Chrome trace of labNN --quick (lab04, lab07, lab08);
+#                        labNN-trace.txt its report
 #   labNN.err            whatever a program wrote to stderr, when it did
 #   meta                 GPU, driver, CUDA, date, command, and how each run ended
 #   spread.csv           with RUNS > 1: each lab's key number, min, median and max
@@ -49,8 +51,12 @@ declare -A commands     # name -> the command line
 # The kernel ratios of lab04's sweep: from a kernel 1/8 as long as an upload
 # to 8 times as long, balanced (1) in the middle.
 SWEEP_RATIOS="0.125 0.25 0.5 1 2 4 8"
-extras=0                # lab04's sweep and trace
-[[ " $* " == *" lab04 "* ]] && extras=$(($(wc -w <<<"$SWEEP_RATIOS") + 1))
+# The labs traced for a figure (each its timeline), when they are given.
+TRACED="lab04 lab07 lab08"
+traced=()
+for p in $TRACED; do [[ " $* " == *" $p "* ]] && traced+=("$p"); done
+extras=${#traced[@]}     # lab04's sweep and the traces
+[[ " $* " == *" lab04 "* ]] && extras=$((extras + $(wc -w <<<"$SWEEP_RATIOS")))
 total=$(($# * runs + extras))
 done_count=0
 failures=0
@@ -90,17 +96,21 @@ run() {
     fi
 }
 
-echo "make results: $total runs ($# programs x RUNS=$runs$( ((extras)) && echo ", lab04's sweep and trace"))"
+echo "make results: $total runs ($# programs x RUNS=$runs$( ((extras)) && echo ", lab04's sweep and the traces"))"
 for ((r = 1; r <= runs; r++)); do
     for p in "$@"; do
         if ((r == 1)); then run "$p" "$p.csv" "$p" --csv
         else run "$p.run$r" "$p.run$r.csv" "$p" --csv; fi
     done
-    if ((r == 1 && extras)); then
+    if ((r == 1)) && [[ " $* " == *" lab04 "* ]]; then
         for ratio in $SWEEP_RATIOS; do
             run "lab04-ratio-$ratio" "lab04-ratio-$ratio.csv" lab04 --kernel-ratio "$ratio" --csv
         done
-        run lab04-trace lab04-trace.txt lab04 --quick --trace "$stage/lab04-trace.json"
+    fi
+    if ((r == 1)); then
+        for p in "${traced[@]}"; do
+            run "$p-trace" "$p-trace.txt" "$p" --quick --trace "$stage/$p-trace.json"
+        done
     fi
 done
 

@@ -21,6 +21,8 @@ LIMIT = "#000000"       # black: a hard limit (the link)
 STAGE = {"h2d": "#E69F00", "kernel": "#009E73", "d2h": "#CC79A7"}  # orange, green, purple
 OTHER_OP = "#BBBBBB"    # memsets and other copies
 STREAMS = {"2 streams": "#882255", "4 streams": "#332288"}  # wine, indigo
+PAIR = {"A": "#44AA99", "B": "#DDCC77"}  # teal, sand: lab07's first and second kernel of a pair
+HOST_WAIT = TRAP        # the host blocked in a cuda*Synchronize call: lab08's trap
 
 MEMORY = {"pageable": TRAP, "registered": REGISTERED, "pinned": FIX}
 MEMORY_LINE = {"pageable": "-", "registered": "--", "pinned": "-"}

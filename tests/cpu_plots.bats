@@ -7,7 +7,10 @@
 load test_helper
 
 H100="$ROOT/docs/results/h100"
-FIGURES="1-speedups.png 2-lab02-bandwidth.png 3-lab04-sweep.png 4-lab04-timeline.png 5-lab05-latency.png"
+# lab07's and lab08's traces: two runs of real H100 traces, from builds older
+# than these labs' spans, with the spans added (tests/tools/trace_fixture.py)
+TRACES="lab07-trace.json lab08-trace.json"
+FIGURES="1-speedups.png 2-lab02-bandwidth.png 3-lab04-sweep.png 4-lab04-timeline.png 5-lab05-latency.png 6-lab07-queues.png 7-lab08-pipeline.png"
 
 setup_file() {
     PYTHON=$("$BATS_TEST_DIRNAME/../plots/python.sh") || return 1
@@ -16,8 +19,12 @@ setup_file() {
 
 plot() { "$PYTHON" "$ROOT/plots/plot.py" "$@"; }
 
-# A copy of the H100 results to spoil, in $BATS_TEST_TMPDIR/res.
-copy_h100() { cp -r "$H100" "$BATS_TEST_TMPDIR/res"; }
+# A copy of the H100 results and the lab07 and lab08 traces, to spoil, in
+# $BATS_TEST_TMPDIR/res.
+copy_h100() {
+    cp -r "$H100" "$BATS_TEST_TMPDIR/res"
+    for t in $TRACES; do cp "$ROOT/tests/fixtures/h100-$t" "$BATS_TEST_TMPDIR/res/$t"; done
+}
 
 # png_size FILE: "WIDTH HEIGHT" from a PNG's header; fails if it is not a PNG.
 png_size() {
@@ -30,9 +37,10 @@ PY
 }
 
 @test "every figure is drawn from the committed H100 results, as a PNG of sensible size" {
-    run plot all "$H100" --out "$BATS_TEST_TMPDIR/out"
+    copy_h100
+    run plot all "$BATS_TEST_TMPDIR/res" --out "$BATS_TEST_TMPDIR/out"
     assert_success
-    assert_output --partial "plots of $H100 (NVIDIA H100 80GB HBM3)"
+    assert_output --partial "plots of $BATS_TEST_TMPDIR/res (NVIDIA H100 80GB HBM3)"
     for f in $FIGURES; do
         run png_size "$BATS_TEST_TMPDIR/out/$f"
         assert_success
@@ -42,7 +50,7 @@ PY
         bytes=$(stat -c %s "$BATS_TEST_TMPDIR/out/$f")
         ((bytes > 30000 && bytes < 2000000)) || fail "$f is $bytes bytes"
     done
-    [ "$(ls "$BATS_TEST_TMPDIR/out" | wc -l)" -eq 5 ] || fail "not five files: $(ls "$BATS_TEST_TMPDIR/out")"
+    [ "$(ls "$BATS_TEST_TMPDIR/out" | wc -l)" -eq 7 ] || fail "not seven files: $(ls "$BATS_TEST_TMPDIR/out")"
 }
 
 @test "make plots RESULTS=dir draws into that folder with a Python that has matplotlib" {
@@ -71,6 +79,49 @@ PY
     run plot timeline "$H100" --out "$BATS_TEST_TMPDIR" --variant "5 streams"
     assert_failure 1
     assert_output --partial "no variant '5 streams' (variants: serial, double buffered"
+}
+
+# drawn FIGURE NOTE: draws FIGURE from the copy in res; its line says NOTE.
+drawn() {
+    run plot "$1" "$BATS_TEST_TMPDIR/res" --out "$BATS_TEST_TMPDIR"
+    assert_success
+    assert_output --partial "$2"
+}
+
+@test "lab07's figure: depth-first above breadth-first, a row per stream, the late A kernels counted" {
+    copy_h100
+    # 16 streams, 8 hardware queues: A8..A15 wait one T depth-first, no A breadth-first
+    drawn queues "6-lab07-queues.png (16 and 16 streams; 8 A kernels late depth-first, 0 breadth-first)"
+    [ -s "$BATS_TEST_TMPDIR/6-lab07-queues.png" ] || fail "not drawn"
+    # the two ways' spans swapped: the counts follow the kernels, not the names
+    sed -i 's/"depth-first"/"x"/; s/"breadth-first"/"depth-first"/; s/"x"/"breadth-first"/' \
+        "$BATS_TEST_TMPDIR/res/lab07-trace.json"
+    drawn queues "0 A kernels late depth-first, 8 breadth-first"
+}
+
+@test "lab08's figure: host-chained above event-chained, a row per stage stream and the host's" {
+    copy_h100
+    drawn pipeline "7-lab08-pipeline.png (host-chained above event-chained, 3 and 3 stage streams)"
+    [ -s "$BATS_TEST_TMPDIR/7-lab08-pipeline.png" ] || fail "not drawn"
+}
+
+@test "a missing lab07 or lab08 trace says what to run, and is skipped when the lab was waived" {
+    copy_h100
+    rm "$BATS_TEST_TMPDIR/res/lab07-trace.json"
+    run --separate-stderr plot queues "$BATS_TEST_TMPDIR/res"
+    assert_failure 1
+    assert_equal "$stderr" "plot.py: figure 6: lab07 kernel pairs depth-first above breadth-first: $BATS_TEST_TMPDIR/res/lab07-trace.json: missing (make results traces it: lab07 --quick --trace)"
+    echo '{"traceEvents": [{"ph": "X", "tid": 1, "name": "k", "cat": "kernel", "ts": 0, "dur": 1}]}' \
+        >"$BATS_TEST_TMPDIR/res/lab08-trace.json"
+    run --separate-stderr plot pipeline "$BATS_TEST_TMPDIR/res"
+    assert_failure 1
+    assert_regex "$stderr" "lab08-trace.json: no variants or no GPU operations in the trace"
+    echo "lab07-trace: waived (exit 3): lab07: cannot run here: no CUPTI" >>"$BATS_TEST_TMPDIR/res/meta"
+    cp "$ROOT/tests/fixtures/h100-lab08-trace.json" "$BATS_TEST_TMPDIR/res/lab08-trace.json"
+    run plot all "$BATS_TEST_TMPDIR/res"
+    assert_success
+    assert_output --partial "skipped figure 6: lab07 kernel pairs depth-first above breadth-first: lab07-trace: waived (exit 3)"
+    assert_output --partial "7-lab08-pipeline.png"
 }
 
 @test "lab05's figure is a histogram when the report has samples, percentiles when not" {
@@ -143,18 +194,20 @@ PY
 # ---- the runner, with stand-in labs --------------------------------------------------
 
 # fake_labs: in $BATS_TEST_TMPDIR/bin, a program per lab that prints the H100
-# report of its name (lab04 also, at --kernel-ratio R, the recorded
-# lab04-ratio-R report, and its trace) and exits with
+# report of its name (none for lab07 and lab08, which have none recorded;
+# lab04 also, at --kernel-ratio R, the recorded lab04-ratio-R report), writes
+# the recorded trace at --trace (lab04, lab07, lab08), and exits with
 # $EXIT_<name> (default 0), saying why on stderr when that is 3.
 fake_labs() {
+    copy_h100
     mkdir -p "$BATS_TEST_TMPDIR/bin"
-    for p in lab00 lab01 lab01_ptds lab02 lab03 lab04 lab05 lab06; do
+    for p in lab00 lab01 lab01_ptds lab02 lab03 lab04 lab05 lab06 lab07 lab08; do
         cat >"$BATS_TEST_TMPDIR/bin/$p" <<EOF
 #!/usr/bin/env bash
 case " \$* " in
     *" --kernel-ratio "*) cat "$H100/lab04-ratio-\$2.csv" ;;
-    *" --trace "*) cp "$H100/lab04-trace.json" "\${@: -1}" && cat "$H100/lab04-trace.txt" ;;
-    *) cat "$H100/$p.csv" ;;
+    *" --trace "*) cp "$BATS_TEST_TMPDIR/res/$p-trace.json" "\${@: -1}" && echo "$p traced" ;;
+    *) cat "$H100/$p.csv" 2>/dev/null ;;
 esac
 code=\${EXIT_$p:-0}
 [ "\$code" = 3 ] && echo "$p: cannot run here: pretend" >&2
@@ -190,6 +243,24 @@ command lab04-trace: $BATS_TEST_TMPDIR/bin/lab04 --quick --trace lab04-trace.jso
     # a second run the same day keeps the first
     run results
     assert_output --partial "written to $folder-2/"
+}
+
+@test "make results traces lab04, lab07 and lab08 when it runs them, and make plots draws each" {
+    fake_labs
+    run env RESULTS_ROOT="$BATS_TEST_TMPDIR/results" BINDIR="$BATS_TEST_TMPDIR/bin" \
+        "$ROOT/plots/results.sh" lab04 lab07 lab08
+    assert_success
+    assert_output --partial "[13/13] lab08-trace"
+    folder=$(echo "$BATS_TEST_TMPDIR"/results/*/)
+    for p in lab04 lab07 lab08; do
+        cmp "$folder/$p-trace.json" "$BATS_TEST_TMPDIR/res/$p-trace.json" || fail "$p's trace"
+        run grep "^command $p-trace: " "$folder/meta"
+        assert_output "command $p-trace: $BATS_TEST_TMPDIR/bin/$p --quick --trace $p-trace.json"
+    done
+    for figure in timeline queues pipeline; do
+        run plot "$figure" "$folder"
+        assert_success
+    done
 }
 
 @test "make results records exit 3 as waived, keeps exit 4, and fails at the end on exit 1" {
