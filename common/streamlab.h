@@ -25,20 +25,24 @@
  *
  * TIMING (timing.h, stats.h)
  *   event_timer_create/start/stop/ms/destroy   device events in the work's stream
- *   host_time_ms()                          the host's monotonic clock
+ *   host_time_ms(), host_cpu_ms()           the host's monotonic clock; the process's CPU time
  *   event_finished(e)                       has the GPU passed e? without waiting
+ *   event_wait(e, nap_us, &returned_ms)     wait by polling or by cudaEventSynchronize: CPU share
  *   events_seen_ms(events, n, seen)         when the host saw each one passed
  *   measure(fn, ctx, warmup, reps)          warm-up, then reps samples: a stats
  *   measure_issued(fn, ctx, stream, k, warmup, reps)   events around k issues, per issue
  *   measure_several(fn, ctx, k, warmup, reps, out)   k numbers per run
  *   measure_paired(a, ca, b, cb, warmup, n)  A B, B A, ...: each side and A/B pair by pair
  *   measure_rounds(fns, ctxs, k, warmup, rounds, samples)   k ways in rotating rounds
+ *   measure_ways(fn, ways, size, n, k, warmup, rounds, samples)   n ways of one fn, k numbers a run
  *   issued {fn, ctx, stream, per_sample, timer} + time_issued   an event-timed sample, for rounds
  *   stats_of(samples, n), stats_over(k, &s), stats_percentile(samples, n, p)
  *   stats_of_ratios(a, b, n)                the median of per-pair ratios: what verdicts read
  *
  * DEVICE CODE AND INPUTS (kernels/kernels.h, #include "kernels.h")
  *   spin_for_ns, spin_and_log, background_block    kernels of known duration
+ *   host_minus_gpu_clock_ns(stream, pinned, reads)   %globaltimer onto the host's clock
+ *   pipeline_fresh, pipeline_verify         a pipeline_stage pipeline's buffers around a run
  *   affine_launch(in, out, n, steps, s)     checkable work; affine_launch_with_span
  *   affine_calibrate, affine_steps_for_ms   "a kernel of T ms" on this GPU
  *   fill_random_u32(p, n, fresh_seed())     fresh inputs every run

@@ -6,12 +6,15 @@
 #include <stdlib.h>
 #include <time.h>
 
-double host_time_ms(void)
+static double clock_ms(clockid_t clock)
 {
     struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
+    clock_gettime(clock, &ts);
     return ts.tv_sec * 1e3 + ts.tv_nsec * 1e-6;
 }
+
+double host_time_ms(void) { return clock_ms(CLOCK_MONOTONIC); }
+double host_cpu_ms(void) { return clock_ms(CLOCK_PROCESS_CPUTIME_ID); }
 
 int event_finished(cudaEvent_t e)
 {
@@ -22,6 +25,19 @@ int event_finished(cudaEvent_t e)
     }
     CUDA_CHECK(err);
     return 1;
+}
+
+double event_wait(cudaEvent_t e, double nap_us, double *returned_ms)
+{
+    const struct timespec nap = {0, (long)(nap_us * 1e3)};
+    double w0 = host_time_ms(), c0 = host_cpu_ms();
+    if (nap_us > 0)
+        while (!event_finished(e))
+            nanosleep(&nap, NULL);
+    else
+        CUDA_CHECK(cudaEventSynchronize(e));
+    *returned_ms = host_time_ms();
+    return (host_cpu_ms() - c0) / (*returned_ms - w0);
 }
 
 void events_seen_ms(const cudaEvent_t *events, int n, double *seen_ms)
@@ -135,5 +151,19 @@ void measure_several(timed_k_fn fn, void *ctx, int k, int warmup, int reps, stat
     for (int i = 0; i < k; i++)
         out[i] = stats_of(all + (size_t)i * reps, reps);
     free(all);
+    free(v);
+}
+
+void measure_ways(timed_k_fn fn, void *ways, size_t size, int n, int k, int warmup, int rounds,
+                  double *samples)
+{
+    double *v = xmalloc((size_t)k * sizeof *v);
+    for (int j = -warmup; j < rounds; j++)
+        for (int step = 0; step < n; step++) {
+            int i = (j + warmup + step) % n; /* warm-up rounds rotate too */
+            fn((char *)ways + (size_t)i * size, v);
+            for (int x = 0; j >= 0 && x < k; x++)
+                samples[((size_t)x * n + i) * rounds + j] = v[x];
+        }
     free(v);
 }

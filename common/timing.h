@@ -16,6 +16,10 @@ extern "C" {
 /* Milliseconds on CLOCK_MONOTONIC: never jumps, unlike the wall clock. */
 double host_time_ms(void);
 
+/* CPU time of the whole process, in ms (CLOCK_PROCESS_CPUTIME_ID): a driver
+ * thread that did the waiting counts, not only the calling thread. */
+double host_cpu_ms(void);
+
 typedef struct {
     cudaEvent_t start, stop;
 } event_timer;
@@ -34,6 +38,14 @@ double event_timer_ms(event_timer *t);
  * also keeps it as the last error, where the next CHECK_LAUNCH() would find
  * it: it is cleared here. Any other error exits, as CUDA_CHECK does. */
 int event_finished(cudaEvent_t e);
+
+/* Waits until the GPU has passed e, one of two ways: nap_us > 0 polls
+ * event_finished() and sleeps nap_us between polls (the core is free, the
+ * wake-up up to a nap late); nap_us = 0 calls cudaEventSynchronize, which
+ * spins or blocks as e was created (cudaEventBlockingSync). Returns the share
+ * of a CPU core the process used while it waited (host_cpu_ms over
+ * host_time_ms); *returned_ms gets host_time_ms() as the wait returned. */
+double event_wait(cudaEvent_t e, double nap_us, double *returned_ms);
 
 /* One run of the work under test: does it once and returns its duration in
  * milliseconds, timed however the caller chose. */
@@ -95,6 +107,14 @@ typedef void (*timed_k_fn)(void *ctx, double *v);
 
 /* As measure(), for k numbers per run: out[i] summarises the i-th. */
 void measure_several(timed_k_fn fn, void *ctx, int k, int warmup, int reps, stats *out);
+
+/* measure_rounds() for n ways that share one fn yielding k numbers a run (a
+ * run's time, and the host's time until it had issued it): way i's context
+ * is (char *)ways + i * size, an array of them. samples[(v * n + i) * rounds
+ * + j] gets way i's v-th number in round j: for each v, a table laid out as
+ * measure_rounds() lays out its one. */
+void measure_ways(timed_k_fn fn, void *ways, size_t size, int n, int k, int warmup, int rounds,
+                  double *samples);
 
 #ifdef __cplusplus
 }

@@ -161,6 +161,14 @@ size_t pipeline_stage_footprint(void);
 void pipeline_stage_launch(int blocks, size_t footprint, uint64_t ns, uint32_t add,
                            uint32_t *value, stage_span *span, cudaStream_t stream);
 
+/* The host's clock (host_time_ms, in ns) minus %globaltimer: spin_and_log
+ * <<<1, 1>>> in `stream` writes its clock into *pinned (page-locked host
+ * memory), the host spins until it lands and reads its own; the least of
+ * `reads` such readings. That is the offset plus the shortest landing time
+ * (a microsecond or so): a GPU moment moved onto the host's clock with it is
+ * early by that much, never late. Exits 1 when a write never lands. */
+long long host_minus_gpu_clock_ns(cudaStream_t stream, launch_record *pinned, int reads);
+
 /* ---- host side: inputs and verification ---- */
 
 /* Fills p[0..n-1] with pseudo-random words from `seed` (splitmix64). */
@@ -205,6 +213,26 @@ size_t verify_one_block_per_sm(block_record *r, int n, uint64_t slack_ns, tally 
 size_t verify_pipeline(const uint32_t *value, const uint32_t *seed, const uint32_t *add,
                        const stage_span *span, const uint64_t *ns, int stages, int batches,
                        uint64_t slack_ns, tally *values, tally *order);
+
+/* A pipeline's words and spans on both sides: what pipeline_stage reads and
+ * writes, and what the host gives it and checks. The caller allocates them:
+ * d_value, h_value and seed hold `batches` words; add, d_span and h_span
+ * stages x batches, stage s of batch b at [s * batches + b]. */
+typedef struct {
+    int stages, batches;
+    uint32_t *d_value, *h_value, *seed, *add;
+    stage_span *d_span, *h_span;
+} pipeline_buffers;
+
+/* Before a run: fresh words and increments (a run cannot pass on an old
+ * one's results), spans reset to {all ones, 0}, words and spans uploaded;
+ * returns once they have landed. */
+void pipeline_fresh(pipeline_buffers *p);
+
+/* After a run (the GPU idle): downloads the words and spans and checks them
+ * with verify_pipeline(), stage s expected to last ns[s]. */
+size_t pipeline_verify(pipeline_buffers *p, const uint64_t *ns, uint64_t slack_ns, tally *values,
+                       tally *order);
 
 /* ---- calibration of affine_work on this GPU ---- */
 

@@ -1,6 +1,7 @@
 /* Kernels of known duration; see kernels.h. */
 #include "kernels.h"
 #include "../common/check.h"
+#include "../common/timing.h"
 
 __global__ void spin_for_ns(uint64_t ns)
 {
@@ -18,6 +19,25 @@ __global__ void spin_and_log(uint64_t ns, uint64_t tag, launch_record *out)
     out->tag = tag;
     out->start_ns = start;
     out->end_ns = now;
+}
+
+long long host_minus_gpu_clock_ns(cudaStream_t stream, launch_record *pinned, int reads)
+{
+    static uint64_t tag; /* each reading its own: a late write cannot pass for the next */
+    volatile launch_record *r = pinned;
+    long long best = 0;
+    for (int i = 0; i < reads; i++) {
+        r->tag = 0, r->end_ns = 0;
+        spin_and_log<<<1, 1, 0, stream>>>(0, ++tag, pinned);
+        CHECK_LAUNCH();
+        for (double t0 = host_time_ms(); r->tag != tag || !r->end_ns;)
+            if (host_time_ms() - t0 > 1000) /* a kernel that ran writes within microseconds */
+                fail_wrong("a kernel's write to pinned memory never reached the host");
+        long long off = (long long)(host_time_ms() * 1e6) - (long long)r->end_ns;
+        best = i == 0 || off < best ? off : best;
+        CUDA_CHECK(cudaStreamSynchronize(stream));
+    }
+    return best;
 }
 
 __global__ void background_block(uint64_t block_ns, unsigned long long *blocks_done)

@@ -69,8 +69,6 @@ typedef struct way {
     int n, records;       /* launches, in issue order; blocks in all */
     launch *l;
     block_record *h_log;  /* its latest run's records, by slot */
-    double *issue_ms;     /* each run's host time to issue one launch (a ring) */
-    int issued;
     struct bench *b;
 } way;
 
@@ -80,7 +78,7 @@ typedef struct bench {
     int sms, reps, c;           /* SMs, --reps, connections in effect */
     cudaStream_t *s;
     block_record *d_log, *sorted;
-    double *samples;            /* an attempt's times: WAYS rows of --reps */
+    double *samples;            /* an attempt's times, WAYS rows of --reps; then per launch */
     tally blocks, alone, order; /* every block's record; one per SM; stream order */
 } bench;
 
@@ -109,8 +107,9 @@ static void verify_log(way *w, uint64_t tag)
 
 /* The host clock from an idle GPU to cudaDeviceSynchronize, which waits for
  * every stream: the question is how the streams' kernels share the GPU, so
- * no one stream's events can time it. Launches add microseconds to ms. */
-static double timed_run(void *ctx)
+ * no one stream's events can time it (v[0]). Launches add microseconds to
+ * ms: v[1], the host's time to issue one launch. */
+static void timed_run(void *ctx, double *v)
 {
     way *w = (way *)ctx;
     bench *b = w->b; /* each launch its own tag, fresh every run */
@@ -120,13 +119,11 @@ static double timed_run(void *ctx)
     for (int k = 0; k < w->n; k++)
         spin_blocks_launch(w->l[k].blocks, b->footprint, b->ns, tag + k, b->d_log + w->l[k].slot,
                            b->s[w->l[k].stream]);
-    double issue_ms = host_time_ms() - t0;
+    v[1] = (host_time_ms() - t0) / w->n;
     CUDA_CHECK(cudaDeviceSynchronize());
-    double ms = host_time_ms() - t0;
-    w->issue_ms[w->issued++ % (b->reps + WARMUP)] = issue_ms / w->n;
+    v[0] = host_time_ms() - t0;
     CUDA_CHECK(cudaMemcpy(w->h_log, b->d_log, w->records * sizeof *w->h_log, cudaMemcpyDeviceToHost));
     verify_log(w, tag);
-    return ms;
 }
 
 /* Ways in rotating rounds; ratio[p] = way 2p / way 2p+1, round by round. */
@@ -143,15 +140,11 @@ static int attempt(void *ctx, double *spread)
     demo *d = (demo *)ctx;
     bench *b = d->w[0].b;
     int n = b->reps;
-    timed_fn fn[WAYS];
-    void *ways[WAYS];
-    for (int i = 0; i < d->k; i++)
-        fn[i] = timed_run, ways[i] = &d->w[i], d->w[i].issued = 0;
-    measure_rounds(fn, ways, d->k, WARMUP, n, b->samples); /* every way afresh */
+    measure_ways(timed_run, d->w, sizeof d->w[0], d->k, 2, WARMUP, n, b->samples); /* afresh */
     d->launch_ms = 0;
     for (int i = 0; i < d->k; i++) {
         d->time[i] = stats_of(b->samples + i * n, n);
-        d->launch_ms = fmax(d->launch_ms, stats_of(d->w[i].issue_ms, n + WARMUP).median);
+        d->launch_ms = fmax(d->launch_ms, stats_of(b->samples + (d->k + i) * n, n).median);
     }
     *spread = 0;
     for (int p = 0; p < d->k / 2; p++) {
@@ -165,8 +158,7 @@ static int attempt(void *ctx, double *spread)
 static way new_way(lab_run *run, bench *b, int n, const char *name)
 {
     way w = {"", n, 0, (launch *)lab_pageable(run, n * sizeof(launch)),
-             (block_record *)lab_pageable(run, KERNELS * b->sms * sizeof(block_record)),
-             (double *)lab_pageable(run, (b->reps + WARMUP) * sizeof(double)), 0, b};
+             (block_record *)lab_pageable(run, KERNELS * b->sms * sizeof(block_record)), b};
     snprintf(w.name, sizeof w.name, "%s", name);
     return w;
 }
@@ -315,8 +307,9 @@ static void false_dependencies(lab_run *run, bench *b)
     /* --trace: one more run of each, in a span of its own, for make plots'
      * figure; it is the "latest run" whose start times are printed below. */
     for (int i = 0; i < 2 && timeline_active(); i++) {
+        double unused[2]; /* its numbers: the statistics are the rounds' */
         timeline_span_begin(w[i].name);
-        timed_run(&w[i]);
+        timed_run(&w[i], unused);
         timeline_span_end();
     }
     double L = d.launch_ms, depth = depth_model(n, c, L), breadth = breadth_model(n, L);
@@ -353,7 +346,7 @@ static void bench_open(lab_run *run, bench *b)
     int records = KERNELS * b->sms, streams = pair_streams > KERNELS ? pair_streams : KERNELS;
     b->d_log = (block_record *)lab_device(run, records * sizeof(block_record));
     b->sorted = (block_record *)lab_pageable(run, records * sizeof(block_record));
-    b->samples = (double *)lab_pageable(run, WAYS * b->reps * sizeof(double));
+    b->samples = (double *)lab_pageable(run, 2 * WAYS * b->reps * sizeof(double));
     b->s = (cudaStream_t *)lab_pageable(run, streams * sizeof(cudaStream_t));
     lab_streams(run, b->s, streams, "stream", cudaStreamNonBlocking);
     report_section(run->r, "The setup");

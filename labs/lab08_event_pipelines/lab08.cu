@@ -18,13 +18,10 @@
  * costs microseconds; a host that spins for a kernel burns a CPU core, one
  * that blocks frees it but wakes up later.
  */
-#define _POSIX_C_SOURCE 200809L
 #include "streamlab.h"
 #include "kernels.h"
 
 #include <stdio.h>
-#include <string.h>
-#include <time.h>
 
 static int batches = 16;     /* B */
 static double stage_ms = 1;  /* t of each balanced stage */
@@ -68,9 +65,8 @@ typedef struct bench {
     size_t footprint;
     cudaStream_t s[STAGES];
     cudaEvent_t done[STAGES - 1]; /* stage s of the latest batch has ended: ordering only */
-    uint32_t *d_value, *h_value, *seed, *add; /* a word per batch; an increment per stage */
-    stage_span *d_span, *h_span;
-    double *ms, *blocked;         /* an attempt's: [way * reps + round] */
+    pipeline_buffers p;           /* a word per batch; an increment and a span per stage */
+    double *ms, *blocked;         /* an attempt's: [way * reps + round], blocked right after */
     int gate_late;                /* hop samples whose gate ended before the hops were issued */
     tally values, order, waited;
 } bench;
@@ -79,8 +75,6 @@ typedef struct {
     bench *b;
     const shape *sh;
     enum how how;
-    double *blocked; /* its row of bench.blocked: a round's time until issue() returned */
-    int calls;       /* its runs in this attempt, the warm-up's first */
 } way;
 
 /* ---- part 1: one run of a way, verified ------------------------------------ */
@@ -88,8 +82,8 @@ typedef struct {
 static void launch_stage(bench *b, const shape *sh, int s, int k, cudaStream_t st)
 {
     pipeline_stage_launch(sh->whole_gpu ? b->sms : 1, sh->whole_gpu ? b->footprint : 0,
-                          ns_from_ms(sh->t[s] * stage_ms), b->add[s * b->n + k], b->d_value + k,
-                          b->d_span + s * b->n + k, st);
+                          ns_from_ms(sh->t[s] * stage_ms), b->p.add[s * b->n + k], b->p.d_value + k,
+                          b->p.d_span + s * b->n + k, st);
 }
 
 /* The lesson in one loop: the same launches, three ways of ordering them. */
@@ -110,37 +104,23 @@ static void issue(bench *b, const shape *sh, enum how how)
 
 /* Fresh words and increments, spans reset; then the way, timed on the host
  * clock from an idle GPU to cudaDeviceSynchronize (no one stream's events
- * can time three streams), and the host's time until issue() returned: what
- * it spent blocked. Every run's words and spans are checked. */
-static double timed_run(void *ctx)
+ * can time three streams): v[0]; and the host's time until issue() returned,
+ * what it spent blocked: v[1]. Every run's words and spans are checked. */
+static void timed_run(void *ctx, double *v)
 {
     way *w = (way *)ctx;
     bench *b = w->b;
-    size_t spans = (size_t)STAGES * b->n * sizeof(stage_span);
     uint64_t ns[STAGES];
-    fill_random_u32(b->seed, b->n, fresh_seed());
-    fill_random_u32(b->add, STAGES * b->n, fresh_seed());
-    memset(b->h_span, 0, spans);
-    for (int i = 0; i < STAGES * b->n; i++)
-        b->h_span[i].start_ns = ~0ull;
-    CUDA_CHECK(cudaMemcpy(b->d_value, b->seed, b->n * sizeof(uint32_t), cudaMemcpyHostToDevice));
-    CUDA_CHECK(cudaMemcpy(b->d_span, b->h_span, spans, cudaMemcpyHostToDevice));
-    CUDA_CHECK(cudaDeviceSynchronize()); /* pageable copies may return before they land */
+    pipeline_fresh(&b->p);
     double t0 = host_time_ms();
     issue(b, w->sh, w->how);
-    double blocked = host_time_ms() - t0;
+    v[1] = host_time_ms() - t0;
     CUDA_CHECK(cudaDeviceSynchronize());
-    double ms = host_time_ms() - t0;
-    if (w->calls++ >= WARMUP)
-        w->blocked[w->calls - 1 - WARMUP] = blocked;
-    CUDA_CHECK(cudaMemcpy(b->h_value, b->d_value, b->n * sizeof(uint32_t), cudaMemcpyDeviceToHost));
-    CUDA_CHECK(cudaMemcpy(b->h_span, b->d_span, spans, cudaMemcpyDeviceToHost));
+    v[0] = host_time_ms() - t0;
     for (int s = 0; s < STAGES; s++)
         ns[s] = ns_from_ms(w->sh->t[s] * stage_ms);
     b->values.where = b->order.where = how_name[w->how];
-    verify_pipeline(b->h_value, b->seed, b->add, b->h_span, ns, STAGES, b->n, SLACK_NS,
-                    &b->values, &b->order);
-    return ms;
+    pipeline_verify(&b->p, ns, SLACK_NS, &b->values, &b->order);
 }
 
 /* The models, in ms: host-chained (and one stream) B x sum(t); event-chained
@@ -197,11 +177,7 @@ static int attempt_part1(void *ctx, double *spread)
     part1 *p = (part1 *)ctx;
     bench *b = p->w[0].b;
     int n = b->reps;
-    timed_fn fn[WAYS];
-    void *of[WAYS];
-    for (int i = 0; i < WAYS; i++)
-        fn[i] = timed_run, of[i] = &p->w[i], p->w[i].calls = 0;
-    measure_rounds(fn, of, WAYS, WARMUP, n, b->ms);
+    measure_ways(timed_run, p->w, sizeof p->w[0], WAYS, 2, WARMUP, n, b->ms);
     for (int i = 0; i < WAYS; i++)
         p->time[i] = stats_of(b->ms + i * n, n), p->blocked[i] = stats_of(b->blocked + i * n, n);
     *spread = 0;
@@ -221,19 +197,17 @@ static void pipelines(lab_run *run, bench *b)
         p.model[sh] = model_ms(&shapes[sh], HOST_CHAINED, b->n) /
                       model_ms(&shapes[sh], EVENT_CHAINED, b->n);
     }
-    for (int i = 0; i < WAYS; i++)
-        p.w[i].blocked = b->blocked + i * b->reps;
     report_section(run->r, "Part 1: three stages over B batches, a stream per stage");
     report_param(run->r, "batches", b->n, "");
     report_param(run->r, "stage_ms", stage_ms, "ms");
     lab_attempt(run, "host-chained vs event-chained", attempt_part1, &p);
     /* --trace: one more balanced run host- and event-chained, each in a span
-     * of its own, for make plots' figure; counted as a warm-up (calls = 0),
-     * it stays out of the statistics. */
+     * of its own, for make plots' figure; its numbers stay out of the
+     * statistics, which are the rounds'. */
     for (int i = 1; i <= 2 && timeline_active(); i++) {
-        p.w[i].calls = 0;
+        double unused[2];
         timeline_span_begin(how_name[p.w[i].how]);
-        timed_run(&p.w[i]);
+        timed_run(&p.w[i], unused);
         timeline_span_end();
     }
     for (int i = 0; i < WAYS; i++) {
@@ -272,72 +246,42 @@ static void pipelines(lab_run *run, bench *b)
 
 /* ---- part 2: what waiting costs the host ----------------------------------- */
 
-enum wait_mode { SPIN, BLOCKING, POLL, MODES };
+enum wait_mode { SPIN, BLOCKING, POLL, MODES, POLL_US = 50 };
 static const char *const mode_name[] = {"spin (default)", "cudaEventBlockingSync",
                                         "poll every 50 us"};
 
+typedef struct waits waits;
 typedef struct {
+    waits *w;
+    enum wait_mode m;
+} wait_way;
+struct waits {
     bench *b;
     cudaEvent_t ev[MODES];          /* SPIN and POLL: a plain event; BLOCKING: BlockingSync */
     launch_record *d_rec, *h_clock; /* the long kernel's record; a clock reading, pinned */
     uint64_t tag;
-    double *cpu, *late;             /* [mode * reps + round] */
+    wait_way way[MODES];
     stats cpu_s[MODES], late_s[MODES];
-} waits;
+};
 
-/* CPU time of the whole process: a driver thread that did the waiting counts. */
-static double cpu_ms(void)
+/* The host waits for a --wait-ms kernel one way: v[0], the share of a CPU
+ * core the process used meanwhile, in %; v[1], how long after the kernel's
+ * own end (its %globaltimer, on the host's clock) the wait returned, in us. */
+static void one_wait(void *ctx, double *v)
 {
-    struct timespec t;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
-    return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
-}
-
-/* The host clock minus %globaltimer, in ns: a kernel writes its clock into
- * pinned memory, the host spins until it lands and reads its own. The least
- * of several is the offset plus the shortest landing time (a microsecond or
- * so): "late" below is short of the truth by that much, never over it. */
-static long long clock_offset_ns(waits *w)
-{
-    volatile launch_record *r = w->h_clock;
-    long long best = 0;
-    for (int i = 0; i < CLOCK_READS; i++) {
-        r->tag = 0, r->end_ns = 0;
-        spin_and_log<<<1, 1, 0, w->b->s[0]>>>(0, ++w->tag, w->h_clock);
-        CHECK_LAUNCH();
-        for (double t0 = host_time_ms(); r->tag != w->tag || !r->end_ns;)
-            if (host_time_ms() - t0 > 1000) /* a kernel that ran writes within microseconds */
-                fail_wrong("a kernel's write to pinned memory never reached the host");
-        long long off = (long long)(host_time_ms() * 1e6) - (long long)r->end_ns;
-        best = i == 0 || off < best ? off : best;
-        CUDA_CHECK(cudaStreamSynchronize(w->b->s[0]));
-    }
-    return best;
-}
-
-/* The host waits for a --wait-ms kernel one way: the share of a CPU core the
- * process used meanwhile, and how long after the kernel's own end (its
- * %globaltimer, on the host's clock) the wait returned. */
-static void one_wait(waits *w, enum wait_mode m, double *cpu, double *late_us, tally *t)
-{
-    static const struct timespec nap = {0, 50000};
+    waits *w = ((wait_way *)ctx)->w;
+    enum wait_mode m = ((wait_way *)ctx)->m;
     launch_record rec;
-    long long offset = clock_offset_ns(w);
+    long long offset = host_minus_gpu_clock_ns(w->b->s[0], w->h_clock, CLOCK_READS);
     uint64_t tag = ++w->tag, ns = ns_from_ms(wait_ms);
+    double returned_ms;
     spin_and_log<<<1, 1, 0, w->b->s[0]>>>(ns, tag, w->d_rec);
     CHECK_LAUNCH();
     CUDA_CHECK(cudaEventRecord(w->ev[m], w->b->s[0]));
-    double w0 = host_time_ms(), c0 = cpu_ms();
-    if (m == POLL)
-        while (!event_finished(w->ev[m]))
-            nanosleep(&nap, NULL);
-    else
-        CUDA_CHECK(cudaEventSynchronize(w->ev[m]));
-    double w1 = host_time_ms(), c1 = cpu_ms();
+    v[0] = 100 * event_wait(w->ev[m], m == POLL ? POLL_US : 0, &returned_ms);
     CUDA_CHECK(cudaMemcpy(&rec, w->d_rec, sizeof rec, cudaMemcpyDeviceToHost));
-    tally_add(t, 1, rec.tag != tag || rec.end_ns - rec.start_ns < ns, 0);
-    *cpu = (c1 - c0) / (w1 - w0);
-    *late_us = ((long long)(w1 * 1e6) - ((long long)rec.end_ns + offset)) / 1e3;
+    tally_add(&w->b->waited, 1, rec.tag != tag || rec.end_ns - rec.start_ns < ns, 0);
+    v[1] = ((long long)(returned_ms * 1e6) - ((long long)rec.end_ns + offset)) / 1e3;
 }
 
 /* Blocking sync frees the core a spinning wait burns (H100 probe: 0.1% of a
@@ -353,16 +297,10 @@ static int attempt_waits(void *ctx, double *spread)
 {
     waits *w = (waits *)ctx;
     int n = w->b->reps;
-    double cpu, late;
-    for (int r = -WARMUP; r < n; r++) /* rounds, each starting one mode further on */
-        for (int i = 0; i < MODES; i++) {
-            int m = (r + WARMUP + i) % MODES;
-            one_wait(w, (enum wait_mode)m, &cpu, &late, &w->b->waited);
-            if (r >= 0)
-                w->cpu[m * n + r] = cpu * 100, w->late[m * n + r] = late;
-        }
+    double *cpu = w->b->ms, *late = cpu + MODES * n;
+    measure_ways(one_wait, w->way, sizeof w->way[0], MODES, 2, WARMUP, n, cpu);
     for (int m = 0; m < MODES; m++)
-        w->cpu_s[m] = stats_of(w->cpu + m * n, n), w->late_s[m] = stats_of(w->late + m * n, n);
+        w->cpu_s[m] = stats_of(cpu + m * n, n), w->late_s[m] = stats_of(late + m * n, n);
     *spread = 0;
     return verdict_holds(&BLOCKING_FREES_CPU, w->cpu_s[BLOCKING].median / w->cpu_s[SPIN].median);
 }
@@ -382,7 +320,7 @@ typedef struct {
     enum hop how;
 } hop_way;
 
-static double hop_ms(void *ctx)
+static void hop_us(void *ctx, double *us)
 {
     hop_way *h = (hop_way *)ctx;
     bench *b = h->b;
@@ -407,34 +345,30 @@ static double hop_ms(void *ctx)
             CUDA_CHECK(cudaEventSynchronize(h->blocking));
         }
     }
-    if (h->how != GPU_HOP)
-        return (host_time_ms() - t0) / HOPS;
+    if (h->how != GPU_HOP) {
+        *us = (host_time_ms() - t0) * 1e3 / HOPS;
+        return;
+    }
     b->gate_late += event_finished(h->timer.start);
     event_timer_stop(&h->timer, b->s[(HOPS - 1) % 2]);
-    return event_timer_ms(&h->timer) / HOPS;
+    *us = event_timer_ms(&h->timer) * 1e3 / HOPS;
 }
 
 static void waiting(lab_run *run, bench *b)
 {
     int n = b->reps;
     hop_way h[HOP_WAYS];
-    timed_fn fn[HOP_WAYS];
-    void *of[HOP_WAYS];
     waits w = {b, {lab_event(run, cudaEventDisableTiming),
                    lab_event(run, cudaEventDisableTiming | cudaEventBlockingSync)}};
     w.ev[POLL] = w.ev[SPIN];
     w.d_rec = (launch_record *)lab_device(run, sizeof(launch_record));
     w.h_clock = (launch_record *)lab_pinned(run, sizeof(launch_record));
-    w.cpu = (double *)lab_pageable(run, 2 * MODES * n * sizeof(double));
-    w.late = w.cpu + MODES * n;
-    for (int i = 0; i < HOP_WAYS; i++) {
+    for (int m = 0; m < MODES; m++)
+        w.way[m] = (wait_way){&w, (enum wait_mode)m};
+    for (int i = 0; i < HOP_WAYS; i++)
         h[i] = (hop_way){b, w.ev[BLOCKING], lab_timer(run), (enum hop)i};
-        fn[i] = hop_ms, of[i] = &h[i];
-    }
     report_section(run->r, "Part 2: what waiting costs the host");
-    measure_rounds(fn, of, HOP_WAYS, WARMUP, n, b->ms);
-    for (int i = 0; i < HOP_WAYS * n; i++)
-        b->ms[i] *= 1e3; /* to us */
+    measure_ways(hop_us, h, sizeof h[0], HOP_WAYS, 1, WARMUP, n, b->ms);
     for (int i = 0; i < HOP_WAYS; i++) {
         stats hop = stats_of(b->ms + i * n, n);
         report_stats(run->r, hop_name[i], "per_hop", &hop, "us");
@@ -463,12 +397,12 @@ static void bench_open(lab_run *run, bench *b)
     lab_streams(run, b->s, STAGES, "stage", cudaStreamNonBlocking);
     for (int s = 0; s < STAGES - 1; s++)
         b->done[s] = lab_event(run, cudaEventDisableTiming); /* ordering only: cheaper */
-    b->d_value = (uint32_t *)lab_device(run, b->n * sizeof(uint32_t));
-    b->h_value = (uint32_t *)lab_pageable(run, 3 * b->n * sizeof(uint32_t));
-    b->seed = b->h_value + b->n;
-    b->add = (uint32_t *)lab_pageable(run, STAGES * b->n * sizeof(uint32_t));
-    b->d_span = (stage_span *)lab_device(run, STAGES * b->n * sizeof(stage_span));
-    b->h_span = (stage_span *)lab_pageable(run, STAGES * b->n * sizeof(stage_span));
+    pipeline_buffers p = {STAGES, b->n, (uint32_t *)lab_device(run, b->n * sizeof(uint32_t)),
+                          (uint32_t *)lab_pageable(run, (2 + STAGES) * b->n * sizeof(uint32_t))};
+    p.seed = p.h_value + b->n, p.add = p.seed + b->n;
+    p.d_span = (stage_span *)lab_device(run, STAGES * b->n * sizeof(stage_span));
+    p.h_span = (stage_span *)lab_pageable(run, STAGES * b->n * sizeof(stage_span));
+    b->p = p;
     b->ms = (double *)lab_pageable(run, 2 * WAYS * b->reps * sizeof(double));
     b->blocked = b->ms + WAYS * b->reps;
 }
