@@ -132,7 +132,6 @@ static const char *sync_kind(CUpti_ActivitySynchronizationType type)
 {
     switch (type) {
     case CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_EVENT_SYNCHRONIZE: return "cudaEventSynchronize";
-    case CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_WAIT_EVENT: return "cudaStreamWaitEvent";
     case CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE: return "cudaStreamSynchronize";
     case CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_CONTEXT_SYNCHRONIZE: return "cudaDeviceSynchronize";
     default: return "synchronize";
@@ -178,6 +177,10 @@ static void convert(const CUpti_Activity *a)
         snprintf(r.detail, sizeof r.detail, "value %u", m->value);
     } else if (a->kind == CUPTI_ACTIVITY_KIND_SYNCHRONIZATION) {
         const CUpti_ActivitySynchronization2 *s = (const CUpti_ActivitySynchronization2 *)a;
+        /* cudaStreamWaitEvent makes a stream wait, on the GPU; the host only
+         * issues it and goes on: not a host wait, so not on that track. */
+        if (s->type == CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_WAIT_EVENT)
+            return;
         r.kind = TRACE_SYNC;
         r.stream = s->streamId == (uint32_t)CUPTI_SYNCHRONIZATION_INVALID_VALUE ? 0 : s->streamId;
         r.start = since_zero(s->start);

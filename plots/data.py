@@ -266,7 +266,8 @@ class Trace:
 
     def host_waits(self, span_name):
         """The calls in a variant's span that blocked the host until the GPU
-        was done (cuda*Synchronize; not cudaStreamWaitEvent, a GPU wait)."""
+        was done: cuda*Synchronize. (Traces recorded before common/timeline.c
+        left cudaStreamWaitEvent out, a GPU-side wait, still list it.)"""
         span = self.span(span_name)
         return [w for w in self.waits if w["name"].endswith("Synchronize")
                 and span["start"] <= w["start"] < span["end"]]
