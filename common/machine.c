@@ -9,7 +9,8 @@
  * of interference: far beyond what one quiet machine shows from probe to
  * probe, well inside what another tenant's work does. Measured on a quiet
  * H100 (2026-11-22, tests/tools/machine_probe): copies 45-53 GB/s on a fresh
- * machine's first probes, then within 2%; host memcpy 5.6-13 GB/s (776 lab
+ * machine's first probes, then within 2% (lab01, 03 and 05 on another fresh
+ * H100, 2026-11-23, started at 12-38 GB/s in their first seconds); host memcpy 5.6-13 GB/s (776 lab
  * runs of make stress); launches 8.4-14 us; the clock at its top, 1980 MHz. Beside tests/tools/gpu_load
  * (copies both ways and kernels on every SM) the probe lost 7 ms of 12 to
  * the other process and launches took 2.4 ms; at other moments labs saw the
@@ -74,7 +75,8 @@ int machine_interference(const machine_state *a, const machine_state *b, double 
         double x = a->link_gbps[d], y = b->link_gbps[d];
         if (dipped(x, y, RATE_DIP) || (raw_link_gbps > 0 && lo(x, y) > 0 &&
                              lo(x, y) < RAW_LINK_SHARE * raw_link_gbps))
-            sign(&s, "the link ran at %.0f-%.0f GB/s %s%s: another process may be copying",
+            sign(&s, "the link ran at %.0f-%.0f GB/s %s%s: another process may be copying, "
+                 "or the machine has just started (a fresh one's first copies run slow)",
                  lo(x, y), hi(x, y), dir[d], raw_link_gbps > 0 ? raw_text : "");
     }
     if (dipped(a->host_gbps, b->host_gbps, HOST_DIP))
