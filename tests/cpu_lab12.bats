@@ -26,8 +26,9 @@ load test_helper
 }
 
 @test "lab12 --dry-run shows what was typed and the --quick values without touching a GPU" {
-    run ./lab12 --dry-run --quick --kernel-us 20
+    run ./lab12 --dry-run --quick --kernel-us 20 --skip-setters
     assert_success
+    assert_output --partial "--skip-setters on"
     assert_output --partial "--kernels 200"
     assert_output --partial "--branch-kernels 50"
     assert_output --partial "--kernel-us 20"

@@ -52,6 +52,14 @@ checks="words_verified branches_in_order context_usable_after_refusals graph_upd
     within "$f" "graph of four branches" time 2.5 "2.8 * 1.2"
 }
 
+@test "lab12 --skip-setters replays a graph that kept its old increments: its words are wrong, and it exits 1" {
+    run -1 bash -c './lab12 --quick --skip-setters --retries 0 --json >"$0"' "$BATS_TEST_TMPDIR/r.json"
+    failed=$(python3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+print(" ".join(sorted(c["name"] for c in d["checks"] if not c["passed"])))' "$BATS_TEST_TMPDIR/r.json")
+    assert_equal "$failed" "words_verified"
+}
+
 @test "lab12's refusals return the documented codes: 900 cudaErrorStreamCaptureUnsupported, 906 ...Implicit, 0 in relaxed mode" {
     json_run ./lab12 --quick
     local call want

@@ -166,7 +166,7 @@ static void update_run(void *ctx, double *v)
         c->update_refused += err != cudaSuccess || info.result != cudaGraphExecUpdateSuccess;
         CUDA_CHECK(cudaGraphDestroy(g));
     } else {
-        for (int i = 0; i < c->n_nodes; i++) {
+        for (int i = 0; i < c->n_nodes && !skip_setters; i++) {
             node_args *a = &c->nodes[i];
             uint32_t add = b->p.add[a->span - b->p.d_span];
             void *args[] = {&a->ns, &add, &a->value, &a->span};

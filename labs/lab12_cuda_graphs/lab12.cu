@@ -10,6 +10,7 @@
  * graph again: at what cost? And what does a capture refuse?
  *
  * Build and run:   make lab12 && ./lab12        (./lab12 --help for options)
+ *                  ./lab12 --skip-setters       a graph replayed with stale arguments: caught
  *
  * What to look for: (1) stream launches run at the host's launch rate,
  * N x max(host launch, GPU per kernel); the graph at the GPU's per-node
@@ -24,12 +25,16 @@
 static int chain_kernels = 1000; /* part 1: N */
 static int branch_kernels = 250; /* part 2: K kernels in each of the four branches */
 static double kernel_us = 10;    /* part 2: each kernel's spin */
+int skip_setters = 0;            /* part 2b: leave the node setters out (forkjoin.cu) */
 
 static const option lab_options[] = {
     {"kernels", OPT_INT, &chain_kernels, 10, 100000, 200, "N", "part 1: tiny dependent kernels (N)"},
     {"branch-kernels", OPT_INT, &branch_kernels, 2, 5000, 50, "K",
      "part 2: kernels in each of the four branches (K)"},
     {"kernel-us", OPT_DOUBLE, &kernel_us, 2, 1000, NO_QUICK, "US", "part 2: each kernel's spin"},
+    {"skip-setters", OPT_FLAG, &skip_setters, 0, 0, NO_QUICK, NULL,
+     "part 2b: new increments but no cudaGraphExecKernelNodeSetParams: the stale graph is caught "
+     "(exit 1, for tests)"},
     {NULL},
 };
 

@@ -38,6 +38,8 @@ typedef struct bench {
  * *ms gets the host's time for it. */
 cudaGraph_t capture(bench *b, void (*issue)(bench *), double *ms);
 
+extern int skip_setters; /* --skip-setters */
+
 void fork_join(lab_run *run, bench *b);         /* part 2, forkjoin.cu */
 void capture_refusals(lab_run *run, bench *b);  /* part 3, refusals.cu */
 
