@@ -229,6 +229,10 @@ typedef struct {
  * returns once they have landed. */
 void pipeline_fresh(pipeline_buffers *p);
 
+/* The same, keeping the increments: for a pipeline captured as a CUDA graph,
+ * whose kernels hold their increments as arguments (lab12). */
+void pipeline_fresh_words(pipeline_buffers *p);
+
 /* After a run (the GPU idle): downloads the words and spans and checks them
  * with verify_pipeline(), stage s expected to last ns[s]. */
 size_t pipeline_verify(pipeline_buffers *p, const uint64_t *ns, uint64_t slack_ns, tally *values,

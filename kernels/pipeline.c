@@ -4,9 +4,14 @@
 
 void pipeline_fresh(pipeline_buffers *p)
 {
+    fill_random_u32(p->add, (size_t)p->stages * p->batches, fresh_seed());
+    pipeline_fresh_words(p);
+}
+
+void pipeline_fresh_words(pipeline_buffers *p)
+{
     int n = p->stages * p->batches;
     fill_random_u32(p->seed, (size_t)p->batches, fresh_seed());
-    fill_random_u32(p->add, (size_t)n, fresh_seed());
     for (int i = 0; i < n; i++)
         p->h_span[i].start_ns = ~0ull, p->h_span[i].end_ns = 0;
     CUDA_CHECK(cudaMemcpy(p->d_value, p->seed, p->batches * sizeof(uint32_t),

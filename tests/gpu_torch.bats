@@ -69,6 +69,10 @@ companion() {
     ok "$(from_json "$BATS_TEST_TMPDIR/09.json" "len(d['calls']) == 12")" "not every call of the catalogue was measured"
 }
 
+@test "torch_lab12: a torch.cuda.CUDAGraph replays a thousand tiny ops faster than eager launches, on fresh static inputs" {
+    companion 12 --quick
+}
+
 @test "every companion observes its effect at its default sizes" {
     for f in labs/lab[0-9][0-9]_*/torch_lab[0-9][0-9].py; do
         n=${f##*torch_lab}

@@ -1,0 +1,99 @@
+#!/usr/bin/env bats
+# lab12 on a real GPU: stream launches of tiny kernels follow the host's
+# launch rate and a graph replay the GPU's per-node cost; four branches in
+# four streams are host-bound and their graph is not; an update changes the
+# graph's arguments for less than a new graph, its replay verified; every
+# refusal of a capture is the documented error and leaves the context
+# usable; ex12 as given (no concept point) and solved (full marks).
+# Verdicts are asserted on one run each: where another process spoils a
+# comparison, the lab measures it again itself (--retries) and says why.
+
+load test_helper
+
+setup() { require_gpu; }
+
+verdicts="stream_follows_launch_model graph_follows_node_model graph_beats_stream_launches \
+graph_frees_host four_streams_follow_model graph_lifts_host_bound update_cheaper_than_instantiate \
+capture_refusals_as_documented"
+
+checks="words_verified branches_in_order context_usable_after_refusals graph_updates_accepted"
+
+@test "lab12 --quick observes every verdict, its results verified" {
+    json_run ./lab12 --quick
+    for v in $verdicts; do
+        observed "$f" "$v"
+    done
+    for c in $checks; do
+        ok "$(from_json "$f" "[c['passed'] for c in d['checks'] if c['name'] == '$c'] == [True]")" \
+            "$c failed or is missing: $(from_json "$f" "d['checks']")"
+    done
+    for what in "stream launches vs graph replay" "four streams vs one graph" "updating vs instantiating"; do
+        attempts_told "$f" "$what"
+    done
+}
+
+@test "lab12 --quick does its work in under two seconds" {
+    within_budget 2.0 ./lab12 --quick
+}
+
+@test "lab12 (default) reproduces the probe: launches host-bound, the graph at the GPU's pace, four branches 11.9 -> 4.4 -> 2.8 ms" {
+    json_run ./lab12
+    for v in $verdicts; do
+        observed "$f" "$v"
+    done
+    # probe: 4.24 us a stream launch, 0.94 us a graph node, 9.9 us launch + sync
+    within "$f" "stream launches" per_kernel 2 8
+    within "$f" "graph replay" per_kernel 0.3 2
+    within "$f" "launch + sync each" per_kernel 4 20
+    # 4 x 250 kernels of 10 us: at least the kernels' own time in one stream (10 ms), and
+    # within 20% of the probe where the host or the GPU sets the pace
+    within "$f" "one stream" time 10 "11.9 * 1.2"
+    within "$f" "four streams" time "2.5" "4.4 * 1.2"
+    within "$f" "graph of four branches" time 2.5 "2.8 * 1.2"
+}
+
+@test "lab12 --skip-setters replays a graph that kept its old increments: its words are wrong, and it exits 1" {
+    run -1 bash -c './lab12 --quick --skip-setters --retries 0 --json >"$0"' "$BATS_TEST_TMPDIR/r.json"
+    failed=$(python3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+print(" ".join(sorted(c["name"] for c in d["checks"] if not c["passed"])))' "$BATS_TEST_TMPDIR/r.json")
+    assert_equal "$failed" "words_verified"
+}
+
+@test "lab12's refusals return the documented codes: 900 cudaErrorStreamCaptureUnsupported, 906 ...Implicit, 0 in relaxed mode" {
+    json_run ./lab12 --quick
+    local call want
+    while IFS='|' read -r call want; do
+        ok "$(report value "$f" "$call" error_code) == $want" "$call: not error $want"
+    done <<'ROWS'
+cudaMalloc in a global-mode capture|900
+cudaMalloc in a relaxed-mode capture|0
+cudaStreamSynchronize of the capturing stream|900
+legacy-stream kernel while a blocking stream captures|906
+ROWS
+}
+
+@test "ex12 as given is right, earns no concept point, and exits 4" {
+    run ./ex12 --quick
+    assert_failure 4
+    assert_output --partial "[ok]   results_verified"
+    assert_output --partial "What the grader would give"
+    assert_output --regexp "\[FAIL\] faster_per_step +0/4"
+    assert_output --regexp "\[FAIL\] host_free +0/3"
+    assert_output --partial "total: 3 of 10 points for this run"
+}
+
+@test "sol12 replays its graph faster with the host free, and earns full marks" {
+    run ./sol12
+    assert_success
+    assert_output --partial "total: 10 of 10 points for this run"
+    run ./sol12 --quick
+    [ "$status" -ne 1 ] || fail "sol12 --quick exited 1: $output"
+    assert_output --partial "[ok]   results_verified"
+}
+
+@test "sol12 --check runs the small sizes with every correctness check passing" {
+    run ./sol12 --check
+    [ "$status" -ne 1 ] || fail "sol12 --check exited 1: $output"
+    assert_output --partial "[ok]   results_verified"
+}
