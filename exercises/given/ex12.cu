@@ -165,7 +165,14 @@ static void bench_open(lab_run *lab)
     bench.h_value = (uint32_t *)lab_pageable(lab, 3 * bench.n * sizeof(uint32_t));
     bench.seed = bench.h_value + bench.n, bench.want = bench.seed + bench.n;
     bench.add = (uint32_t *)lab_pageable(lab, EX12_STAGES * bench.n * sizeof(uint32_t));
-    bench.d_span = (stage_span *)lab_device(lab, EX12_STAGES * bench.n * sizeof(stage_span));
+    size_t spans = (size_t)EX12_STAGES * bench.n;
+    bench.d_span = (stage_span *)lab_device(lab, spans * sizeof(stage_span));
+    /* The stages widen their span with atomicMin/atomicMax: start it empty
+     * (start at the latest time, end at the earliest), not uninitialised. */
+    stage_span *empty = (stage_span *)lab_pageable(lab, spans * sizeof(stage_span));
+    for (size_t i = 0; i < spans; i++)
+        empty[i].start_ns = ~0ull, empty[i].end_ns = 0;
+    CUDA_CHECK(cudaMemcpy(bench.d_span, empty, spans * sizeof(stage_span), cudaMemcpyHostToDevice));
 }
 
 int main(int argc, char **argv)

@@ -153,11 +153,19 @@ static const verdict GRAPH_FASTER = {
 static const verdict GRAPH_HOST = {
     "graph_frees_host", -INFINITY, 0.05, "%",
     "cudaGraphLaunch kept the host as long as the launches did: a tool intercepting calls?"};
+/* Under --trace or --timeline CUPTI records every node, inside cudaGraphLaunch:
+ * about 1.7 us a node against about 8 us a traced launch (H100, 2026-11-23:
+ * 339 us for 200 nodes, 1614 us for 200 launches, 21%). The replay still
+ * frees most of the host; half is what the tracer's model leaves room for. */
+static const verdict GRAPH_HOST_TRACED = {
+    "graph_frees_host", -INFINITY, 0.5, "%",
+    "cudaGraphLaunch kept the host as long as the launches did, even for a traced run"};
 
 typedef struct {
     chain_ctx w[CHAIN_WAYS];
     stats t[CHAIN_WAYS], host[CHAIN_WAYS], speedup;
     double stream_model, graph_model;
+    const verdict *host_verdict; /* GRAPH_HOST, or GRAPH_HOST_TRACED under --trace/--timeline */
 } part1;
 
 static int attempt_part1(void *ctx, double *spread)
@@ -181,7 +189,7 @@ static int attempt_part1(void *ctx, double *spread)
     return verdict_holds(&STREAM_MODEL, p->t[STREAM].median / p->stream_model) &&
            verdict_holds(&GRAPH_MODEL, p->t[GRAPH].median / p->graph_model) &&
            verdict_holds(&GRAPH_FASTER, p->speedup.median) &&
-           verdict_holds(&GRAPH_HOST, p->host[GRAPH].median / p->host[STREAM].median);
+           verdict_holds(p->host_verdict, p->host[GRAPH].median / p->host[STREAM].median);
 }
 
 /* Capture, instantiate and upload, --reps times: their costs. The last
@@ -216,6 +224,7 @@ static void launch_overhead(lab_run *run, bench *b)
     part1 p;
     for (int i = 0; i < CHAIN_WAYS; i++)
         p.w[i] = (chain_ctx){b, (enum chain_way)i};
+    p.host_verdict = run->opt.trace || run->opt.timeline ? &GRAPH_HOST_TRACED : &GRAPH_HOST;
     report_section(run->r, "Part 1: N tiny dependent kernels, launched or replayed");
     report_param(run->r, "kernels", chain_kernels, "");
     build_chain(run, b);
@@ -247,7 +256,7 @@ static void launch_overhead(lab_run *run, bench *b)
     report_verdict(run->r, &GRAPH_FASTER, p.speedup.median, "%.2f us -> %.2f us a kernel, %.2fx "
                    "round by round", p.t[STREAM].median * 1e3 / chain_kernels,
                    p.t[GRAPH].median * 1e3 / chain_kernels, p.speedup.median);
-    report_verdict(run->r, &GRAPH_HOST, p.host[GRAPH].median / p.host[STREAM].median, "the host "
+    report_verdict(run->r, p.host_verdict, p.host[GRAPH].median / p.host[STREAM].median, "the host "
                    "was busy %.1f us for the replay, %.0f us for the launches",
                    p.host[GRAPH].median * 1e3, p.host[STREAM].median * 1e3);
 }
