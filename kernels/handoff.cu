@@ -2,13 +2,13 @@
 #include "kernels.h"
 #include "../common/check.h"
 
-extern "C" uint32_t *handoff_begin(const handoff *h, uint64_t seed)
+extern "C" uint32_t *handoff_begin(const buffer_handoff *h, uint64_t seed)
 {
     uint32_t *x;
     CUDA_CHECK(cudaMallocAsync((void **)&x, h->words * sizeof *x, h->owner));
     seeded_fill_launch(x, h->words, seed, h->owner);
     CUDA_CHECK(cudaEventRecord(h->filled, h->owner));
-    CUDA_CHECK(cudaStreamWaitEvent(h->user, h->filled, 0)); /* the user reads X once it is written */
+    CUDA_CHECK(cudaStreamWaitEvent(h->user, h->filled, 0)); /* the user reads X once written */
     CUDA_CHECK(cudaMemsetAsync(h->d_wrong, 0, sizeof *h->d_wrong, h->user));
     spin_for_ns<<<1, 1, 0, h->user>>>(h->delay_ns);
     CHECK_LAUNCH();
@@ -17,8 +17,8 @@ extern "C" uint32_t *handoff_begin(const handoff *h, uint64_t seed)
     return x;
 }
 
-extern "C" unsigned long long handoff_end(const handoff *h, const uint32_t *x, uint64_t seed,
-                                          int *reused)
+extern "C" unsigned long long handoff_end(const buffer_handoff *h, const uint32_t *x,
+                                          uint64_t seed, int *reused)
 {
     uint32_t *y;
     unsigned long long wrong;

@@ -208,18 +208,19 @@ typedef struct {
     unsigned long long *d_wrong; /* the user's count of X's wrong words */
     size_t words;                /* X's size */
     uint64_t delay_ns;           /* the user's work before it reads X */
-} handoff;
+} buffer_handoff;
 
 /* Before the free: X = cudaMallocAsync in owner, filled with seeded words
  * there; the user waits for that, spins delay_ns, counts X's wrong words
  * (its last use) and records `used`. Returns X, for the caller to free. */
-uint32_t *handoff_begin(const handoff *h, uint64_t seed);
+uint32_t *handoff_begin(const buffer_handoff *h, uint64_t seed);
 
 /* After the free: the owner at once makes its next buffer, X's size, fills
  * it with other words and frees it; waits for the device. Returns the
  * words the user read wrong: every one when the next buffer got X's
  * address (*reused) and the owner refilled it before the user read. */
-unsigned long long handoff_end(const handoff *h, const uint32_t *x, uint64_t seed, int *reused);
+unsigned long long handoff_end(const buffer_handoff *h, const uint32_t *x, uint64_t seed,
+                               int *reused);
 
 /* ---- host side: inputs and verification ---- */
 

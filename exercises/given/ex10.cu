@@ -72,8 +72,8 @@ static const char *const way_name[2] = {"free_after_use_wait", "free_in_last_use
 /* One run of a way: returns the user's wrong words; *host_ms the host's
  * time inside the student's function, *done whether the user's read had
  * ended as it returned, *reused whether the next buffer got X's address. */
-static unsigned long long one_run(handoff *h, int way, double delay_ms, double *host_ms,
-                                  int *done, int *reused)
+static unsigned long long one_run(buffer_handoff *h, int way, double delay_ms,
+                                  double *host_ms, int *done, int *reused)
 {
     uint64_t seed = fresh_seed();
     h->delay_ns = ns_from_ms(delay_ms);
@@ -109,7 +109,7 @@ int main(int argc, char **argv)
         fail_cannot_run("this GPU or driver has no memory pools: cudaMallocAsync is unsupported");
     cudaMemPool_t pool;
     CUDA_CHECK(cudaDeviceGetDefaultMemPool(&pool, device));
-    handoff h = {lab_stream(&lab, "owner", cudaStreamNonBlocking, 0),
+    buffer_handoff h = {lab_stream(&lab, "owner", cudaStreamNonBlocking, 0),
                  lab_stream(&lab, "user", cudaStreamNonBlocking, 0),
                  lab_event(&lab, cudaEventDisableTiming), lab_event(&lab, cudaEventDisableTiming),
                  (unsigned long long *)lab_device(&lab, sizeof(unsigned long long)),

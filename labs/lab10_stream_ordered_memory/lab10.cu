@@ -34,7 +34,8 @@ static const char *free_ways = "all";
 static const option lab_options[] = {
     {"size-mib", OPT_INT, &size_mib, 1, 1024, 4, "MIB", "part 4: the buffer A makes and B reads"},
     {"big-mib", OPT_INT, &big_mib, 2, 1024, NO_QUICK, "MIB", "parts 1 and 3: the large allocation"},
-    {"iterations", OPT_INT, &iterations, 10, 1000, 20, "N", "part 2: A's allocate/kernel/free loop"},
+    {"iterations", OPT_INT, &iterations, 10, 1000, 20, "N",
+     "part 2: A's allocate/kernel/free loop"},
     {"a-ms", OPT_DOUBLE, &a_ms, 0.05, 10, NO_QUICK, "MS", "part 2: each of A's kernels"},
     {"b-ms", OPT_DOUBLE, &b_ms, 0.2, 100, 0.5, "MS", "part 2: each of B's ten kernels"},
     {"delay-ms", OPT_DOUBLE, &delay_ms, 0.5, 100, 1, "MS", "part 4: B's work before it reads"},
@@ -50,7 +51,8 @@ static void check_free_ways(void)
 }
 
 static const program_info program = {
-    .name = "lab10", .title = "stream-ordered memory: what allocation costs, and who may free a buffer",
+    .name = "lab10",
+    .title = "stream-ordered memory: what allocation costs, and who may free a buffer",
     .handout = "labs/lab10_stream_ordered_memory/README.md",
     .options = lab_options, .reps = 7, .quick_reps = 3, /* rounds */
     .needs = NEEDS_CONCURRENT_KERNELS | NEEDS_OVERLAP,
@@ -237,7 +239,7 @@ static void loop_beside_work(lab_run *run, bench *b)
     void *pre = lab_device(run, MIB);
     for (int i = 0; i < LOOP_WAYS; i++)
         p.w[i] = (loop_way){b, (enum alloc_how)i, pre};
-    report_section(run->r, "Part 2: A allocates, runs a kernel and frees, N times, beside B's work");
+    report_section(run->r, "Part 2: A allocates, runs a kernel and frees N times, beside B");
     report_param(run->r, "iterations", iterations, "");
     report_param(run->r, "a_ms", a_ms, "ms");
     report_param(run->r, "b_ms", b_ms, "ms");
@@ -353,7 +355,7 @@ static void bench_open(lab_run *run, bench *b)
     b->tag = fresh_seed() >> 1;
     b->a = lab_stream(run, "A", cudaStreamNonBlocking, 0);
     b->b = lab_stream(run, "B", cudaStreamNonBlocking, 0);
-    b->h = (handoff){b->a, b->b, lab_event(run, cudaEventDisableTiming),
+    b->h = (buffer_handoff){b->a, b->b, lab_event(run, cudaEventDisableTiming),
                      lab_event(run, cudaEventDisableTiming),
                      (unsigned long long *)lab_device(run, sizeof(unsigned long long)),
                      (size_t)size_mib * MIB / sizeof(uint32_t), ns_from_ms(delay_ms)};

@@ -15,7 +15,7 @@ typedef struct {
     int reps;
     uint64_t tag;                 /* part 2's records: each run its own tags */
     launch_record *d_rec, *h_rec; /* part 2: A's kernels, then B's */
-    handoff h;                    /* part 4: A makes a buffer, B reads it late */
+    buffer_handoff h;             /* part 4: A makes a buffer, B reads it late */
     double pair_us[2];            /* part 1's cudaMalloc+cudaFree at 1 MiB and --big-mib */
     double *samples;              /* an attempt's numbers */
     tally logged;                 /* part 2's kernel records */
