@@ -170,9 +170,11 @@ def run_pass(config, exercise, work, pass_name, limit):
     else:
         cmd = [str(work / exercise), "--grade"] + (["--check"] if pass_name == "check" else [])
         files = [work / exercise]
-    if sanitizer:   # its log goes to a pipe the grader reads (sandbox.LOG)
-        cmd = [sanitizer, "--tool", "memcheck", "--report-api-errors", "no", "--print-limit",
-               "10", "--log-file", sandbox.LOG] + cmd
+    if sanitizer:   # its log goes to a pipe the grader reads (sandbox.LOG); stream-ordered
+        # races too: a cudaMallocAsync buffer freed under another stream's use (ex10)
+        cmd = [sanitizer, "--tool", "memcheck", "--report-api-errors", "no",
+               "--track-stream-ordered-races", "all", "--print-limit", "10",
+               "--log-file", sandbox.LOG] + cmd
     scratch = Path(tempfile.mkdtemp(prefix=f"{exercise}-{pass_name}-", dir=config["scratch"]))
     try:   # under compute-sanitizer too, the program reads the nonce from this stdin
         done = sandbox.run(config["sandbox"], cmd, limit, scratch, files=files, env=env,

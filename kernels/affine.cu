@@ -1,4 +1,5 @@
-/* affine_work and its launchers; see kernels.h. */
+/* Checkable work: affine_work, seeded_fill and seeded_count_wrong, and their
+ * launchers; see kernels.h. */
 #include "kernels.h"
 #include "../common/check.h"
 
@@ -49,4 +50,39 @@ extern "C" void affine_launch(const uint32_t *d_in, uint32_t *d_out, size_t n, i
                               cudaStream_t stream)
 {
     affine_launch_with_span(d_in, d_out, n, steps, NULL, stream);
+}
+
+__global__ void seeded_fill(uint32_t *p, size_t n, uint64_t seed)
+{
+    size_t stride = (size_t)gridDim.x * blockDim.x;
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride)
+        p[i] = seeded_word(seed, i);
+}
+
+/* Each thread counts its own, then one atomic per warp: a count of millions
+ * of wrong words costs no more than a count of none. */
+__global__ void seeded_count_wrong(const uint32_t *p, size_t n, uint64_t seed,
+                                   unsigned long long *wrong)
+{
+    size_t stride = (size_t)gridDim.x * blockDim.x;
+    unsigned long long mine = 0;
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride)
+        mine += p[i] != seeded_word(seed, i);
+    for (int off = 16; off > 0; off /= 2)
+        mine += __shfl_down_sync(0xffffffffu, mine, off);
+    if ((threadIdx.x & 31) == 0 && mine)
+        atomicAdd(wrong, mine);
+}
+
+extern "C" void seeded_fill_launch(uint32_t *p, size_t n, uint64_t seed, cudaStream_t stream)
+{
+    seeded_fill<<<grid_for(n), AFFINE_THREADS, 0, stream>>>(p, n, seed);
+    CHECK_LAUNCH();
+}
+
+extern "C" void seeded_count_launch(const uint32_t *p, size_t n, uint64_t seed,
+                                    unsigned long long *wrong, cudaStream_t stream)
+{
+    seeded_count_wrong<<<grid_for(n), AFFINE_THREADS, 0, stream>>>(p, n, seed, wrong);
+    CHECK_LAUNCH();
 }

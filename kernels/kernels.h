@@ -13,6 +13,9 @@
  * pipeline_stage   one stage of a pipeline: known duration (and, if asked,
  *                  footprint), reading the word the stage before wrote and
  *                  writing the next, logging its span (lab08's pipelines).
+ * seeded_fill      a buffer of words that only its seed makes, and a count of
+ *                  the words that are not (lab10's stream-ordered frees: a
+ *                  buffer reused under a reader shows as wrong words).
  * affine_work      a kernel of tunable work per element whose every output the
  *                  CPU can check cheaply: `steps` rounds of x = a*x + b (mod
  *                  2^32). Composing k affine maps gives one affine map, so the
@@ -105,6 +108,13 @@ __global__ void pipeline_stage(uint64_t ns, uint32_t add, uint32_t *value, stage
  * its run on the GPU, as opposed to its latency. */
 __global__ void affine_work(const uint32_t *in, uint32_t *out, size_t n, uint32_t a,
                             uint32_t b, int steps, unsigned long long *span);
+
+/* p[i] = seeded_word(seed, i); grid-stride. */
+__global__ void seeded_fill(uint32_t *p, size_t n, uint64_t seed);
+
+/* Adds to *wrong the number of i with p[i] != seeded_word(seed, i). */
+__global__ void seeded_count_wrong(const uint32_t *p, size_t n, uint64_t seed,
+                                   unsigned long long *wrong);
 #endif
 
 #ifdef __cplusplus
@@ -126,6 +136,20 @@ __host__ __device__
 static inline uint32_t pipeline_stage_reference(uint32_t x, uint32_t add)
 {
     return x * AFFINE_A + add;
+}
+
+/* The word a seeded buffer holds at index i: splitmix64 of seed and i, so
+ * that two seeds disagree at (almost) every index, and a buffer written
+ * with another seed, or not at all, counts as wrong nearly everywhere. */
+#ifdef __CUDACC__
+__host__ __device__
+#endif
+static inline uint32_t seeded_word(uint64_t seed, size_t i)
+{
+    uint64_t z = seed + 0x9e3779b97f4a7c15ull * ((uint64_t)i + 1);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return (uint32_t)((z ^ (z >> 31)) >> 32);
 }
 
 /* Threads per block of affine_work, as affine_launch gives it. */
@@ -168,6 +192,35 @@ void pipeline_stage_launch(int blocks, size_t footprint, uint64_t ns, uint32_t a
  * (a microsecond or so): a GPU moment moved onto the host's clock with it is
  * early by that much, never late. Exits 1 when a write never lands. */
 long long host_minus_gpu_clock_ns(cudaStream_t stream, launch_record *pinned, int reads);
+
+/* seeded_fill and seeded_count_wrong in `stream`, grids that fill the GPU,
+ * the launches checked. *wrong is the caller's to zero. */
+void seeded_fill_launch(uint32_t *p, size_t n, uint64_t seed, cudaStream_t stream);
+void seeded_count_launch(const uint32_t *p, size_t n, uint64_t seed, unsigned long long *wrong,
+                         cudaStream_t stream);
+
+/* A buffer X that stream `owner` makes and stream `user` reads late (lab10's
+ * part 4, ex10): who may free it, and when? The caller creates the streams
+ * and the two events and allocates d_wrong (device memory). */
+typedef struct {
+    cudaStream_t owner, user;
+    cudaEvent_t filled, used;    /* X written, in owner; the user's last read queued, in user */
+    unsigned long long *d_wrong; /* the user's count of X's wrong words */
+    size_t words;                /* X's size */
+    uint64_t delay_ns;           /* the user's work before it reads X */
+} buffer_handoff;
+
+/* Before the free: X = cudaMallocAsync in owner, filled with seeded words
+ * there; the user waits for that, spins delay_ns, counts X's wrong words
+ * (its last use) and records `used`. Returns X, for the caller to free. */
+uint32_t *handoff_begin(const buffer_handoff *h, uint64_t seed);
+
+/* After the free: the owner at once makes its next buffer, X's size, fills
+ * it with other words and frees it; waits for the device. Returns the
+ * words the user read wrong: every one when the next buffer got X's
+ * address (*reused) and the owner refilled it before the user read. */
+unsigned long long handoff_end(const buffer_handoff *h, const uint32_t *x, uint64_t seed,
+                               int *reused);
 
 /* ---- host side: inputs and verification ---- */
 

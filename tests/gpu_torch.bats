@@ -69,6 +69,10 @@ companion() {
     ok "$(from_json "$BATS_TEST_TMPDIR/09.json" "len(d['calls']) == 12")" "not every call of the catalogue was measured"
 }
 
+@test "torch_lab10: a tensor freed on A while B reads it is refilled under B; record_stream(B) keeps it" {
+    companion 10 --quick
+}
+
 @test "torch_lab12: a torch.cuda.CUDAGraph replays a thousand tiny ops faster than eager launches, on fresh static inputs" {
     companion 12 --quick
 }

@@ -1,0 +1,44 @@
+/* ex10: free a buffer that another stream still reads.
+ *
+ * The task: the program around this file (exercises/given/ex10.cu) makes a
+ * buffer in stream `owner` (cudaMallocAsync) and fills it; stream `user`
+ * waits for that, works a while (a few ms, drawn afresh every run), then
+ * reads the buffer. Then it calls one of your two functions to free it, and
+ * at once allocates its next buffer in `owner` and writes it. As given,
+ * both free the buffer in `owner` with nothing to wait for: the pool hands
+ * the same memory to the next allocation, `owner` overwrites it, and the
+ * user's read, still to come, sees the new words (lab10, part 4). Fix it
+ * two ways, the host never waiting:
+ *   - free_after_use_wait(): still free in `owner`, but only after the
+ *     user's read: an event recorded in `user`, waited for by `owner`;
+ *   - free_in_last_user(): free it in `user`, its last user, where stream
+ *     order alone puts the free after the read.
+ * exercises/given/ex10.h is the contract.
+ *
+ * The target: not one word wrong in the user's reads (it counts them
+ * itself, on the GPU, on fresh words every run), every buffer released, the
+ * host inside your functions under a fifth of the user's pending work, and
+ * that work still running when your function returns. The grader also runs
+ * it under compute-sanitizer memcheck --track-stream-ordered-races all,
+ * which names a free that races with a use.
+ *
+ * Build and run:   make ex10 && ./ex10          (./ex10 --quick: fewer runs)
+ * As given the user reads every word wrong, and it exits 1.
+ */
+#include "ex10.h"
+#include "streamlab.h"
+
+void free_after_use_wait(void *buffer, cudaStream_t owner, cudaStream_t user)
+{
+    /* TODO(student): make `owner` wait, on the GPU, for what `user` has
+     * queued so far (its read), before the free. */
+    (void)user;
+    CUDA_CHECK(cudaFreeAsync(buffer, owner));
+}
+
+void free_in_last_user(void *buffer, cudaStream_t owner, cudaStream_t user)
+{
+    /* TODO(student): free it where it was used last. */
+    (void)user;
+    CUDA_CHECK(cudaFreeAsync(buffer, owner));
+}
