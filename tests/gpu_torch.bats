@@ -69,6 +69,10 @@ companion() {
     ok "$(from_json "$BATS_TEST_TMPDIR/09.json" "len(d['calls']) == 12")" "not every call of the catalogue was measured"
 }
 
+@test "torch_lab11: DataLoader workers keep the GPU busy as lab11's model says, every batch right" {
+    companion 11 --quick
+}
+
 @test "every companion observes its effect at its default sizes" {
     for f in labs/lab[0-9][0-9]_*/torch_lab[0-9][0-9].py; do
         n=${f##*torch_lab}
