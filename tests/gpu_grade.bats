@@ -83,6 +83,7 @@ solutions ex06 10/10,passed
 solutions ex07 10/10,passed
 solutions ex08 10/10,passed
 solutions ex09 10/10,passed
+solutions ex11 10/10,passed
 exercises ex01 2/10,partial
 exercises ex02 2/10,partial
 exercises ex03 2/10,partial
@@ -92,6 +93,7 @@ exercises ex06 1/10,partial
 exercises ex07 3/10,partial
 exercises ex08 4/10,partial
 exercises ex09 2/10,partial
+exercises ex11 4/10,partial
 fake-output ex03 2/10,partial
 fake-output ex04 3/10,partial
 over-synchronised ex04 3/10,partial
