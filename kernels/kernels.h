@@ -22,6 +22,9 @@
  *                  CPU reference costs O(1) per element however long the GPU
  *                  worked.
  * calibration      turns "a kernel of T ms" into a step count, measured here.
+ * feed_step        one GPU step on a batch the host prepared: checks every
+ *                  word against what its producer must have written, spins
+ *                  its known duration, logs its span (lab11's loaders).
  * sharing_probe    is another process using this GPU?
  * machine_probe    ... or its link, the host's memory, the CPU? The SM clock?
  *
@@ -290,6 +293,79 @@ void pipeline_fresh_words(pipeline_buffers *p);
  * with verify_pipeline(), stage s expected to last ns[s]. */
 size_t pipeline_verify(pipeline_buffers *p, const uint64_t *ns, uint64_t slack_ns, tally *values,
                        tally *order);
+
+/* ---- feeding the GPU from the host (lab11, ex11) ---- */
+
+/* A stream of batches the CPU prepares and the GPU steps on. A batch is n
+ * words; word i of batch b is feed_word(seed, b, i) put through r_i rounds
+ * of the affine map (AFFINE_A, AFFINE_B), the `rounds` of a batch spread
+ * evenly over its words. That is real CPU work of a length feed_calibrate()
+ * sizes (a sleep would not do: four sleeping threads share one core, and
+ * would hide that producers need cores), and the GPU checks every word in
+ * O(1), composing the rounds into one map. The rest is the run's record,
+ * one entry per batch, on both sides. */
+typedef struct {
+    size_t n;                        /* words per batch */
+    uint64_t rounds;                 /* affine rounds per batch: its CPU cost */
+    uint64_t seed;                   /* fresh every run (feed_fresh) */
+    int batches;
+    unsigned long long *d_wrong, *h_wrong; /* words of the batch that differed */
+    stage_span *d_span, *h_span;           /* the batch's step on %globaltimer */
+} feed_bench;
+
+/* Word i of batch b before its rounds: the batch's number and the run's
+ * seed in every word, so a word of another batch or another run differs. */
+#ifdef __CUDACC__
+__host__ __device__
+#endif
+static inline uint32_t feed_word(uint64_t seed, int batch, size_t i)
+{
+    return ((uint32_t)seed ^ (uint32_t)batch * 0x9E3779B9u) + (uint32_t)i * 0x85EBCA6Bu +
+           (uint32_t)(seed >> 32);
+}
+
+/* The CPU's work: fills buf[0..f->n-1] with batch `batch`. Reads only *f:
+ * safe from several threads at once, each on its own buffer. */
+void feed_prepare(const feed_bench *f, int batch, uint32_t *buf);
+
+/* Sets f->rounds so that feed_prepare() on this CPU lasts about `ms`
+ * (measured alone, on one core: the median of several), and returns what it
+ * then measured. At least the cost of writing the words: with a smaller
+ * `ms`, rounds is 0 and the return says how long a batch takes. */
+double feed_calibrate(feed_bench *f, uint32_t *buf, double ms);
+
+/* Queues feed_step on `batch` in `stream`: `blocks` blocks (the SM count:
+ * the step holds the whole GPU) check d_buf against what feed_prepare()
+ * writes, add the words that differ to d_wrong[batch], spin until `ns` have
+ * passed since each block began, and widen d_span[batch]. */
+void feed_step_launch(const feed_bench *f, int batch, const uint32_t *d_buf, uint64_t ns,
+                      int blocks, cudaStream_t stream);
+
+/* C: one batch's copy from pinned h to d in `stream`, timed by events: the
+ * median of 8, after one that pays for first touches. */
+double feed_copy_ms(uint32_t *d, const uint32_t *h, size_t n, cudaStream_t stream);
+
+/* Before a run: a fresh seed, the record zeroed (spans {all ones, 0}) and
+ * uploaded; returns once it has landed. */
+void feed_fresh(feed_bench *f);
+
+/* After a run (the GPU idle): downloads the record and adds every batch to
+ * *t, wrong when a word differed or its step never ran. Returns the sum of
+ * the steps' durations in ms: the time the GPU was busy, by its own clock. */
+double feed_verify(feed_bench *f, tally *t);
+
+/* The loader's model, in ms: B batches of P ms of CPU work, a copy of C and
+ * a step of K. Serial (w = 0): B(P + C + K). w producer threads filling a
+ * ring of pinned buffers, at most `cores` of them at once: the first batch
+ * costs P, then each batch max(P / min(w, cores), C + K): the slower of the
+ * producers and the GPU sets the pace. One thread that prepares the next
+ * batch while the GPU runs this one is w = 1. */
+static inline double feed_model_ms(int b, double p, double c, double k, int w, int cores)
+{
+    int at_once = w < cores ? w : cores;
+    double per = p / (at_once > 0 ? at_once : 1);
+    return w == 0 ? b * (p + c + k) : p + b * (per > c + k ? per : c + k);
+}
 
 /* ---- calibration of affine_work on this GPU ---- */
 

@@ -267,6 +267,7 @@ ex07: builds: no (no ex07_*.cu in the submission)
 ex08: builds: no (no ex08_*.cu in the submission)
 ex09: builds: no (no ex09_*.cu in the submission)
 ex10: builds: no (no ex10_*.cu in the submission)
+ex11: builds: no (no ex11_*.cu in the submission)
 ex12: builds: no (no ex12_*.cu in the submission)"
     assert_equal "${stderr##*$'\n'}" "grade: no GPU is usable here (no CUDA-capable GPU is visible): nothing graded, no grade files written"
     run find "$OUT" -name report.txt -o -name grades.csv -o -name junit.xml -o -name 'results.json' -o -name outcomes

@@ -58,13 +58,13 @@ metric() {
     [ "$(cat "$ALL.rc")" = 0 ] || fail "grade.py exited $(cat "$ALL.rc"): $(tail -5 "$ALL.txt")"
     run python3 tests/fixtures/grading/check_outputs.py junit "$ALL/junit.xml"
     assert_success
-    assert_line "solutions: 35 tests, 0 failures"
+    assert_line "solutions: 39 tests, 0 failures"
     for s in solutions exercises fake-output over-synchronised racy hanging out-of-bounds build-error; do
         python3 tests/fixtures/grading/check_outputs.py gradescope "$ALL/$s/results.json" >/dev/null ||
             fail "$s/results.json is not valid"
     done
     run python3 -c "import csv; print(len(list(csv.DictReader(open('$ALL/grades.csv')))))"
-    assert_output "88"
+    assert_output "96"
 }
 
 @test "each submission scores what its design predicts" {
@@ -84,6 +84,7 @@ solutions ex07 10/10,passed
 solutions ex08 10/10,passed
 solutions ex09 10/10,passed
 solutions ex10 10/10,passed
+solutions ex11 10/10,passed
 solutions ex12 10/10,passed
 exercises ex01 2/10,partial
 exercises ex02 2/10,partial
@@ -95,6 +96,7 @@ exercises ex07 3/10,partial
 exercises ex08 4/10,partial
 exercises ex09 2/10,partial
 exercises ex10 1/10,partial
+exercises ex11 4/10,partial
 exercises ex12 3/10,partial
 fake-output ex03 2/10,partial
 fake-output ex04 3/10,partial
@@ -233,9 +235,9 @@ print(runner.find_sanitizer({"NVCC": "nvcc"}) or "")')
     run make -s grade SUBMISSION=solutions GRADE_OUT="$BATS_TEST_TMPDIR/sol"
     assert_success
     seconds=$(($(date +%s) - start))
-    ((seconds < 120)) || fail "grading the eleven solutions took $seconds s"
+    ((seconds < 120)) || fail "grading the twelve solutions took $seconds s"
     run grep -c "passed,full marks \[checked under compute-sanitizer memcheck\]" "$BATS_TEST_TMPDIR/sol/grades.csv"
-    assert_output "11"
+    assert_output "12"
     python3 grader/grade.py --submission tests/fixtures/submissions/out-of-bounds --only ex06 \
         --no-reference --out "$BATS_TEST_TMPDIR/oob" >/dev/null 2>&1
     run cat "$BATS_TEST_TMPDIR/oob/grades.csv"

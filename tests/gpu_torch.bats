@@ -73,6 +73,10 @@ companion() {
     companion 10 --quick
 }
 
+@test "torch_lab11: DataLoader workers keep the GPU busy as lab11's model says, every batch right" {
+    companion 11 --quick
+}
+
 @test "torch_lab12: a torch.cuda.CUDAGraph replays a thousand tiny ops faster than eager launches, on fresh static inputs" {
     companion 12 --quick
 }

@@ -1,0 +1,48 @@
+/* ex11: feed the GPU from producer threads through a ring of pinned buffers.
+ *
+ * The task: the program around this file (exercises/given/ex11.cu) runs 32
+ * batches through run_loader(). l->prepare(b, s) is the CPU's work on batch
+ * b (about 4 ms), written into pinned slot s; l->step(b, s) queues the copy
+ * of slot s to the GPU and the GPU's step on batch b (about 2 ms) in
+ * l->stream, and returns at once. As given, one thread prepares, steps and
+ * waits, batch after batch: right, but the GPU is busy a third of the time.
+ * Make it the DataLoader pattern:
+ *   - l->producers threads (pthread_create), each preparing its share of the
+ *     batches (batch b into slot b % l->slots, say), while this thread calls
+ *     step() for batch 0, 1, 2 ... as each is ready (a mutex and a condition
+ *     variable say which slot holds which batch);
+ *   - a slot may be written again only once the GPU has copied it out:
+ *     record l->slot_free[s] in l->stream after step(b, s), and have the
+ *     producer that reuses slot s wait for it (cudaEventSynchronize). Waiting
+ *     only until step() returned is a race: the program slows some steps
+ *     at random, and a slot overwritten too early shows as a wrong batch;
+ *   - join the threads before returning; no waiting for the GPU at the end:
+ *     the program does that.
+ * exercises/given/ex11.h is the contract.
+ *
+ * The target (lab11's model): with w producers the run takes
+ * P + B max(P/w, C+K) and the GPU is busy B K over that, about 90% with 4;
+ * yours at 85% of the model's busy share or more, every batch right in
+ * every run.
+ *
+ * Build and run:   make ex11 && ./ex11        (./ex11 --quick: a short run)
+ * As given the batches are right, the GPU is busy about a third of the
+ * time, and it exits 4.
+ */
+#include "ex11.h"
+#include "streamlab.h"
+
+void run_loader(const loader *l)
+{
+    /* TODO(student): start l->producers threads that prepare the batches
+     * into the ring's slots, and step each batch here as soon as it is ready.
+     * As given, everything happens here, one batch at a time, in slot 0. */
+    for (int b = 0; b < l->batches; b++) {
+        l->prepare(b, 0);
+        l->step(b, 0);
+        /* TODO(student): slot 0 is written again next: this waits for the
+         * GPU to finish with it, and keeps the CPU and the GPU taking turns.
+         * With a ring, wait only for slot_free[s], and only when reusing s. */
+        CUDA_CHECK(cudaStreamSynchronize(l->stream));
+    }
+}

@@ -1,0 +1,180 @@
+#!/usr/bin/env python3
+"""torch_lab11: lab11's question through PyTorch. How many DataLoader workers keep the GPU busy?
+
+B batches, each prepared on the CPU by a Dataset's __getitem__ (P ms of real
+work: rounds of x = x * A + B mod 2^32 over 1 MiB of int64 words made from the
+batch's number and the run's seed; not a sleep, so workers need cores), then
+copied to the GPU (pin_memory=True, .to(non_blocking=True)) and stepped on:
+the step recomputes what the batch must hold, counts the words that differ
+(on the GPU, no host sync) and spins K ms (torch.cuda._sleep). Four ways:
+  serial:         num_workers=0, torch.cuda.synchronize() after each step: B(P+C+K);
+  num_workers=0:  no sync: the main thread prepares batch i+1 while the GPU
+                  steps on batch i: P + B max(P, C+K);
+  num_workers=2, 4: worker processes prepare batches ahead (persistent, warmed
+                  up outside the timing: starting them costs far more than a
+                  run here): P + B max(P/w, C+K).
+The GPU's busy share is the steps' durations, from CUDA events around each
+step, over the run's time on the host clock. A DataLoader, not a thread and a
+pinned ring by hand: with persistent workers and pin_memory=True it is the
+pattern as students meet it, and its pinned batches come from PyTorch's caching
+host allocator, which reuses a buffer only after the copy out of it has run
+(lab11's slot hand-off, done for you).
+Run: python3 labs/lab11_host_feeding/torch_lab11.py [--quick] [--json] [--reps N]
+"""
+import os
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from torch_common import Lab, median  # noqa: E402
+
+lab = Lab("torch_lab11", "feeding the GPU from PyTorch: DataLoader workers and pinned batches",
+          reps=3, quick_reps=2)
+torch = lab.torch
+from torch.utils.data import DataLoader, Dataset  # noqa: E402
+
+torch.set_num_threads(1)  # a batch on one core, as in a DataLoader worker (it sets 1 too)
+B, P, K = (12, 4.0, 2.0) if lab.args.quick else (32, 4.0, 2.0)
+N = 2**17                 # int64 words: 1 MiB a batch, so pinning it and handing it
+                          # between processes stay small beside P
+A, INC, MASK = 1664525, 1013904223, 0xFFFFFFFF
+
+
+def first_words(seed, b, device):
+    """The batch's number and the run's seed in every word, before its rounds."""
+    i = torch.arange(N, dtype=torch.int64, device=device)
+    return (i * 0x85EBCA6B + ((seed ^ (b * 0x9E3779B9)) & MASK)) & MASK
+
+
+class Batches(Dataset):
+    """Batch (seed, b): `rounds` rounds of the affine map spread over its words,
+    the first `rounds % N` words one more, so any amount of work is possible."""
+    rounds = 0
+
+    def __len__(self):
+        return B
+
+    def __getitem__(self, key):
+        seed, b = key
+        x = first_words(seed, b, "cpu")
+        for _ in range(self.rounds // N):
+            x.mul_(A).add_(INC).bitwise_and_(MASK)
+        x[:self.rounds % N].mul_(A).add_(INC).bitwise_and_(MASK)
+        return x
+
+
+def composed(r):
+    """r rounds as one map x -> a x + c (mod 2^32)."""
+    a, c = 1, 0
+    for _ in range(r):
+        a, c = a * A & MASK, (c * A + INC) & MASK
+    return a, c
+
+
+data = Batches()
+keys = []                 # (seed, b) for each batch of the next run; refilled in place
+wrong = torch.zeros((), dtype=torch.int64, device="cuda")
+spin = lab.calibrate_spin()
+
+
+def calibrate():
+    """rounds for about P ms of __getitem__ on this core: two points, then measured."""
+    def ms(rounds):
+        data.rounds = rounds
+        times = []
+        for b in range(5):
+            t0 = time.perf_counter()
+            data[(12345, b)]
+            times.append((time.perf_counter() - t0) * 1e3)
+        return median(times)
+    none, some = ms(0), ms(16 * N)
+    data.rounds = max(0, int((P - none) / ((some - none) / (16 * N)))) if some > none else 0
+    return ms(data.rounds)
+
+
+def expected_maps():
+    """Per word, the map its rounds compose into, x -> a x + c, as (a's low 16
+    bits, a's high 16 bits, c) on the GPU. Made once: the calibration fixes the rounds."""
+    q, rem = divmod(data.rounds, N)
+    (a0, c0), (a1, c1) = composed(q), composed(q + 1)
+    more = torch.arange(N, device="cuda") < rem
+    a = torch.where(more, a1, a0)
+    return a & 0xFFFF, a >> 16, torch.where(more, c1, c0)
+
+
+def step(x, seed, b, events):
+    """The GPU's step on batch b: copy, check every word, spin K ms."""
+    g = x.to("cuda", non_blocking=True)
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    x0 = (base + ((seed ^ (b * 0x9E3779B9)) & MASK)) & MASK  # first_words(seed, b), on the GPU
+    want = (x0 * a_lo + (((x0 * a_hi) & 0xFFFF) << 16) + c_of) & MASK  # a x0 + c mod 2^32
+    wrong.add_((g != want).sum())
+    spin(K)
+    end.record()
+    events.append((start, end))
+
+
+def run(loader, sync_each):
+    """One run on fresh batches: (ms, the GPU's busy share)."""
+    seed = int.from_bytes(os.urandom(3), "little")
+    keys[:] = [(seed, b) for b in range(B)]
+    events = []
+
+    def work():
+        for b, x in enumerate(loader):
+            step(x, seed, b, events)
+            if sync_each:
+                torch.cuda.synchronize()
+    total = lab.host_ms(work)
+    return total, sum(s.elapsed_time(e) for s, e in events) / total
+
+
+p_ms = calibrate()
+base = torch.arange(N, dtype=torch.int64, device="cuda") * 0x85EBCA6B  # below 2^51
+a_lo, a_hi, c_of = expected_maps()  # a in 16-bit halves: a x0 without int64 overflow
+x = data[(1, 0)].pin_memory()
+c_ms = lab.median_ms(lambda: x.to("cuda", non_blocking=True))
+lab.setup("cpu_cores", os.cpu_count(), "w workers prepare at most min(w, cores) batches at once")
+lab.setup("prep_ms", round(p_ms, 3), f"P: one batch's __getitem__ on one core ({data.rounds} rounds)")
+lab.setup("copy_ms", round(c_ms, 3), "C: one batch's copy from pinned memory")
+cores = os.cpu_count() or 1
+ways = {"serial": (0, True), "num_workers=0": (0, False), "num_workers=2": (2, False),
+        "num_workers=4": (4, False)}
+loaders = {name: DataLoader(data, sampler=keys, batch_size=None, num_workers=w, pin_memory=True,
+                            persistent_workers=w > 0) for name, (w, _) in ways.items()}
+
+
+def model_ms(name):
+    w, sync_each = ways[name]
+    if sync_each:
+        return B * (p_ms + c_ms + K)
+    return p_ms + B * max(p_ms / min(max(w, 1), cores), c_ms + K)
+
+
+lab.say(f"\n{B} batches: P {p_ms:.2f} ms on the CPU, C {c_ms:.3f} ms, K {K:g} ms on the GPU")
+samples = {name: [] for name in ways}
+for rep in range(lab.args.reps + 1):  # the first round warms up, and starts the workers
+    for name in ways:
+        result = run(loaders[name], ways[name][1])
+        if rep:
+            samples[name].append(result)
+total = {n: median(s[0] for s in samples[n]) for n in ways}
+busy = {n: median(s[1] for s in samples[n]) for n in ways}
+for name in ways:
+    model = model_ms(name)
+    lab.measured(f"{name}: run", total[name], "ms", model,
+                 "B(P+C+K)" if ways[name][1] else "P + B max(P/w, C+K)")
+    lab.measured(f"{name}: GPU busy", 100 * busy[name], "%", 100 * B * K / model, "B K / the model's time")
+lab.check("every_batch_right", int(wrong), N * B * len(ways) * (lab.args.reps + 1),
+          "words differ from what __getitem__ wrote for their batch (counted on the GPU)")
+one = total["num_workers=0"] / model_ms("num_workers=0")
+lab.verdict("main_thread_overlaps", 0.85 <= one <= 1.15,
+            f"num_workers=0: {total['num_workers=0']:.1f} ms, x{one:.2f} of P + B max(P, C+K); "
+            f"serial {total['serial']:.1f} ms", "x0.85 to x1.15 of the model")
+four = busy["num_workers=4"] / (B * K / model_ms("num_workers=4"))
+lab.verdict("workers_keep_gpu_busy", 0.85 <= four <= 1.15,
+            f"num_workers=4: the GPU busy {100 * busy['num_workers=4']:.1f}%, x{four:.2f} of the model's "
+            f"{100 * B * K / model_ms('num_workers=4'):.1f}% (num_workers=0: {100 * busy['num_workers=0']:.1f}%)",
+            "x0.85 to x1.15 of the model")
+lab.finish()

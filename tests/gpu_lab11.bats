@@ -1,0 +1,73 @@
+#!/usr/bin/env bats
+# lab11 on a real GPU: one thread overlapping the CPU's work with the GPU's
+# as the model says, producer threads keeping the GPU busy as the model says,
+# a host function stalling only its own stream; every batch verified on the
+# GPU; --no-wait caught; and the exercise as given (no concept point) and
+# solved (full marks). Verdicts are asserted on one run each: where another
+# process spoils a comparison, the lab measures it again itself (--retries).
+
+load test_helper
+
+setup() { require_gpu; }
+
+verdicts="one_thread_overlaps producers_keep_gpu_busy host_function_stalls_own_stream_only"
+
+@test "lab11 --quick observes every verdict, its batches verified" {
+    json_run ./lab11 --quick
+    for v in $verdicts; do
+        observed "$f" "$v"
+    done
+    attempts_told "$f" "serial vs producers"
+}
+
+@test "lab11 (default) reproduces the probe: serial ~ B(P+C+K), 4 producers within 15% of P + B max(P/w, C+K), the GPU busy ~90%" {
+    json_run ./lab11
+    for v in $verdicts; do
+        observed "$f" "$v"
+    done
+    # 32 batches of P 4, C 0.08, K 2 ms (probe: serial 195.8 ms, one thread
+    # 131.4, 2 and 4 producers 71; the GPU busy 32.7%, 48.7%, 90%)
+    within "$f" "serial" time "194.6 * 0.9" "194.6 * 1.15"
+    within "$f" "1 producer" time "132 * 0.85" "132 * 1.15"
+    within "$f" "4 producers" time "70.6 * 0.85" "70.6 * 1.15"
+    within "$f" "4 producers" gpu_busy "90.7 * 0.85" 100
+    within "$f" "serial" gpu_busy "32.9 * 0.85" "32.9 * 1.15"
+}
+
+@test "lab11 --no-wait reuses slots before their copies ran: wrong batches, and it exits 1" {
+    run -1 bash -c './lab11 --quick --no-wait --retries 0 --json >"$0"' "$BATS_TEST_TMPDIR/r.json"
+    failed=$(python3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+print(" ".join(sorted(c["name"] for c in d["checks"] if not c["passed"])))' "$BATS_TEST_TMPDIR/r.json")
+    assert_equal "$failed" "batches_verified"
+}
+
+@test "ex11 as given is right, earns no concept point, and exits 4" {
+    run ./ex11 --quick
+    assert_failure 4
+    assert_output --partial "[ok]   batches_verified"
+    assert_output --partial "What the grader would give"
+    assert_output --regexp "\[FAIL\] overlaps +0/2"
+    assert_output --regexp "\[FAIL\] keeps_gpu_busy +0/4"
+    assert_output --partial "total: 4 of 10 points for this run"
+}
+
+@test "sol11 keeps the GPU busy as the model says, every batch right, slowed runs included, and earns full marks" {
+    run ./sol11
+    assert_success
+    assert_output --partial "[ok]   batches_verified"
+    assert_output --partial "total: 10 of 10 points for this run"
+    run ./sol11 --quick
+    assert_success
+}
+
+@test "sol11 --check runs the small sizes with every correctness check passing" {
+    run ./sol11 --check
+    [ "$status" -ne 1 ] || fail "sol11 --check exited 1: $output"
+    assert_output --partial "[ok]   batches_verified"
+    assert_output --partial "[ok]   steps_queued_once"
+}
+
+@test "lab11 --quick does its work in under two seconds" {
+    within_budget 2.0 ./lab11 --quick
+}
