@@ -92,9 +92,13 @@ static double pairs_us(void *ctx)
 }
 
 /* A pool serves a pair from memory it already holds: host bookkeeping, no
- * call into the OS. cudaMalloc maps memory and cudaFree unmaps it (and waits
- * for the device). H100 probe: 84 and 141 us against 1.1 (76x, 127x);
- * 10x is an order of magnitude, far inside both. */
+ * call into the OS. cudaMalloc of a big buffer maps memory and cudaFree
+ * unmaps it (and waits for the device). Judged at the big size: H100,
+ * 2026-11-23, 64 MiB 85-139 us against 0.6-1.2 (120-136x); 10x is an order
+ * of magnitude, far inside. A small buffer is not judged: the driver carves
+ * it from memory it keeps mapped, so an idle GPU's 1 MiB pair cost only
+ * 2.4-4.4 us against 0.6-1.1 (4x); its cudaFree still waits for the device,
+ * which is part 2's lesson. */
 static const verdict POOL_CHEAP = {
     "pool_pair_cheaper", 10, INFINITY, "x",
     "a pooled allocate/free pair cost the host nearly as much as cudaMalloc + cudaFree: a "
@@ -110,7 +114,8 @@ static int attempt_pairs(void *ctx, double *spread)
     for (int s = 0; s < 2; s++) {
         p->p[s] = measure_paired(pairs_us, &p->w[s][0], pairs_us, &p->w[s][1], WARMUP, n);
         *spread = fmax(*spread, stats_spread(&p->p[s].ratio));
-        holds &= verdict_holds(&POOL_CHEAP, p->p[s].ratio.median);
+        if (s == 1) /* the big buffer: see POOL_CHEAP */
+            holds &= verdict_holds(&POOL_CHEAP, p->p[s].ratio.median);
     }
     return holds;
 }
@@ -130,10 +135,14 @@ static void allocation_cost(lab_run *run, bench *b)
         b->pair_us[s] = p.p[s].a.median;
         report_stats(run->r, name, "cudaMalloc_cudaFree", &p.p[s].a, "us");
         report_stats(run->r, name, "cudaMallocAsync_cudaFreeAsync", &p.p[s].b, "us");
-        report_verdict(run->r, &POOL_CHEAP, p.p[s].ratio.median, "%s: cudaMalloc + cudaFree "
-                       "%.1f us, from the pool %.2f us: %.0fx", name, p.p[s].a.median,
-                       p.p[s].b.median, p.p[s].ratio.median);
+        report_value(run->r, name, "pool_speedup", p.p[s].ratio.median, "x");
     }
+    report_text(run->r, "  1 MiB: the driver carves a small buffer from memory it keeps mapped:"
+                " cudaMalloc + cudaFree %.1fx the pool's pair, not judged\n",
+                p.p[0].ratio.median);
+    report_verdict(run->r, &POOL_CHEAP, p.p[1].ratio.median, "%zu MiB: cudaMalloc + cudaFree "
+                   "%.1f us, from the pool %.2f us: %.0fx", bytes[1] / MIB, p.p[1].a.median,
+                   p.p[1].b.median, p.p[1].ratio.median);
 }
 
 /* ---- part 2: an allocation loop beside unrelated work --------------------- */
