@@ -35,6 +35,12 @@ check_changed() {
     assert_output --partial 'does not say "at least 90% of the ideal speedup"'
 }
 
+@test "a lab's verdict threshold changed in the code and not in its handout is caught" {
+    check_changed labs/lab12_cuda_graphs/lab12.cu 's/"graph_beats_stream_launches", 2.0,/"graph_beats_stream_launches", 2.5,/'
+    assert_failure
+    assert_output --partial 'labs/lab12_cuda_graphs/README.md: lab12'"'"'s graph speedup is 2.5 in labs/lab12_cuda_graphs/lab12.cu, but this does not say "at least 2.5x faster than the launches"'
+}
+
 @test "a rubric whose threshold left the program's is caught" {
     check_changed grader/rubrics/ex01.ini 's/^min = 1.8$/min = 1.85/'
     assert_failure
@@ -50,7 +56,7 @@ check_changed() {
 @test "README and every handout link the streams cheat sheet, which exists" {
     [ -f docs/streams-cheatsheet.md ]
     grep -q "(docs/streams-cheatsheet.md)" README.md || fail "README.md does not link it"
-    for handout in labs/lab0*/README.md; do
+    for handout in labs/lab*/README.md; do
         grep -q "(../../docs/streams-cheatsheet.md)" "$handout" || fail "$handout does not link it"
     done
 }

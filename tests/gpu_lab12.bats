@@ -36,20 +36,46 @@ checks="words_verified branches_in_order context_usable_after_refusals graph_upd
     within_budget 2.0 ./lab12 --quick
 }
 
-@test "lab12 (default) reproduces the probe: launches host-bound, the graph at the GPU's pace, four branches 11.9 -> 4.4 -> 2.8 ms" {
+# near_model FILE VARIANT: its time within 0.8x to 1.25x of the time the lab
+# predicted, the tolerance of the verdicts that compare these models
+# (lab12.cu, forkjoin.cu). Part 2's verdicts judge only the speedups; this
+# holds each of the three times to its own model.
+near_model() {
+    local p
+    p=$(from_json "$1" "[p['value'] for p in d['predictions'] if p['variant'] == '$2' and p['metric'] == 'time'][0]") ||
+        fail "no prediction for $2"
+    within "$1" "$2" time "0.8 * $p" "1.25 * $p"
+}
+
+# No number of one machine here: the host's launch cost moved from 3.17 to
+# 4.13 us between two default runs on one H100 (2026-11-23), and four
+# streams with it, from 3.42 to 4.40 ms (the issue's probe: 4.4). What the
+# lesson needs is the models' shape: launches that cost the host more than
+# a kernel costs the GPU, a round trip per kernel dearer than a launch, and
+# kernels that cannot run faster than they spin (K x t per branch).
+@test "lab12 (default): launches host-bound, a sync each dearer still, part 2's three times within 0.8x-1.25x of their models" {
     json_run ./lab12
     for v in $verdicts; do
         observed "$f" "$v"
     done
-    # probe: 4.24 us a stream launch, 0.94 us a graph node, 9.9 us launch + sync
-    within "$f" "stream launches" per_kernel 2 8
-    within "$f" "graph replay" per_kernel 0.3 2
-    within "$f" "launch + sync each" per_kernel 4 20
-    # 4 x 250 kernels of 10 us: at least the kernels' own time in one stream (10 ms), and
-    # within 20% of the probe where the host or the GPU sets the pace
-    within "$f" "one stream" time 10 "11.9 * 1.2"
-    within "$f" "four streams" time "2.5" "4.4 * 1.2"
-    within "$f" "graph of four branches" time 2.5 "2.8 * 1.2"
+    local launch gpu sync K t
+    launch=$(report value "$f" "stream launches" per_kernel)
+    gpu=$(report value "$f" "stream, GPU only" per_kernel)
+    sync=$(report value "$f" "launch + sync each" per_kernel)
+    ok "$launch > $gpu" "stream launches $launch us a kernel, the GPU $gpu us: not host-bound"
+    ok "$sync > $launch" "launch + sync each $sync us a kernel, no dearer than a launch ($launch us)"
+    K=$(report get "$f" parameters.branch_kernels.value)
+    t=$(report get "$f" parameters.kernel_us.value)
+    local way floor v
+    while IFS='|' read -r way floor; do
+        v=$(report value "$f" "$way" time)
+        ok "$v >= $floor" "$way took $v ms, less than the kernels' own spin ($floor ms)"
+        near_model "$f" "$way"
+    done <<ROWS
+one stream|4 * $K * $t * 1e-3
+four streams|$K * $t * 1e-3
+graph of four branches|$K * $t * 1e-3
+ROWS
 }
 
 @test "lab12 --skip-setters replays a graph that kept its old increments: its words are wrong, and it exits 1" {

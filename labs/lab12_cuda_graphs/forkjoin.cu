@@ -98,7 +98,9 @@ static double fj_model(const bench *b, enum fj_way how)
 
 /* Each speedup, round by round, against its model's within 20%: the models
  * carry part 1's per-kernel costs onto kernels that spin (H100 probe:
- * 11.9 -> 4.4 -> 2.8 ms; models 11.9, 4.24 and 2.75 from its part 1). */
+ * 11.9 -> 4.4 -> 2.8 ms; models 11.9, 4.24 and 2.75 from its part 1; the
+ * first H100 run, 2026-11-23: 12.08 -> 3.42 -> 2.79 ms, models 12.20, 3.17
+ * and 2.77, four streams following that run's faster host launch). */
 static const verdict STREAMS_OVERLAP = {
     "four_streams_follow_model", 0.8, 1.25, "x",
     "four streams did not run their branches at once, or were not host-bound as the model "
@@ -109,7 +111,8 @@ static const verdict GRAPH_LIFTS = {
 /* No probe number: the issue asks what an update costs. cudaGraphExecUpdate
  * and the node setters skip building the executable graph that
  * instantiation builds, so the cheaper of the two at most 3/4 of capture +
- * instantiate, to be set from the first H100 run. */
+ * instantiate. The first H100 run (2026-11-23): 0.17x and 0.21x in two runs
+ * (the setters), far inside it; 3/4 is kept for a slower host or driver. */
 static const verdict UPDATE_CHEAPER = {
     "update_cheaper_than_instantiate", -INFINITY, 0.75, "x",
     "changing the arguments in place cost as much as a new graph: a driver that re-instantiates "

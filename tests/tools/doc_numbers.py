@@ -19,11 +19,14 @@ GIVEN = "exercises/given/"
 EX = {n: "exercises/" + f for n, f in [
     ("ex01", "ex01_default_stream.cu"), ("ex02", "ex02_pinned_memory.cu"),
     ("ex03", "ex03_event_timing.cu"), ("ex04", "ex04_double_buffering.cu"),
-    ("ex05", "ex05_stream_priorities.cu"), ("ex06", "ex06_stream_races.cu")]}
+    ("ex05", "ex05_stream_priorities.cu"), ("ex06", "ex06_stream_races.cu"),
+    ("ex12", "ex12_graph_pipeline.cu")]}
 LAB = {n: "labs/%s/README.md" % d for n, d in [
     ("lab01", "lab01_default_stream"), ("lab02", "lab02_pinned_memory"),
     ("lab03", "lab03_event_timing"), ("lab04", "lab04_double_buffering"),
-    ("lab05", "lab05_stream_priorities"), ("lab06", "lab06_stream_races")]}
+    ("lab05", "lab05_stream_priorities"), ("lab06", "lab06_stream_races"),
+    ("lab12", "lab12_cuda_graphs")]}
+LAB12 = "labs/lab12_cuda_graphs/"
 RUBRIC = "grader/rubrics/%s.ini"
 GUIDE = "exercises/README.md"
 
@@ -34,6 +37,17 @@ def pct(v):
 
 def num(v):
     return "%g" % v
+
+
+def thousands(v):
+    """A count as the prose writes it: 1000 is 1,000."""
+    return "{:,}".format(int(v))
+
+
+def quarter(v):
+    """0.25 as the prose says it; any other value as a percentage, which the
+    prose does not say, so a changed limit fails until the prose follows."""
+    return "a quarter" if v == 0.25 else pct(v)
 
 
 def rpct(v):
@@ -140,6 +154,62 @@ FACTS = [
      {LAB["lab06"]: [lambda v: f"{num(v)} to 8 times"],
       RUBRIC % "ex06": [lambda v: f"{num(v)}-8x"],
       GUIDE: [lambda v: f"{num(v)}-8x slower"]}),
+    ("lab12's chain", LAB12 + "lab12.cu", r"static int chain_kernels = (\d+);",
+     {LAB["lab12"]: [lambda v: f"N = {thousands(v)} launches"]}),
+    ("lab12's branch length", LAB12 + "lab12.cu", r"static int branch_kernels = (\d+);",
+     {LAB["lab12"]: [lambda v: f"K = {num(v)} kernels", lambda v: f"four branches of {num(v)} kernels"]}),
+    ("lab12's branch kernel", LAB12 + "lab12.cu", r"static double kernel_us = ([\d.]+);",
+     {LAB["lab12"]: [lambda v: f"kernels of {num(v)} us"]}),
+    ("lab12's gate", LAB12 + "lab12.cu", r"GATE_MS = (\d+)",
+     {LAB["lab12"]: [lambda v: f"behind a {num(v)} ms gate kernel"]}),
+    ("lab12's GPU-only launches", LAB12 + "lab12.cu", r"GPU_ONLY_KERNELS = (\d+)",
+     {LAB["lab12"]: [lambda v: f"{num(v)} launches queued", lambda v: f"launches {num(v)} kernels, not N"]}),
+    # two verdicts each share the bounds the handout quotes once
+    *[("lab12's %s, %s" % (name, end), LAB12 + "lab12.cu", r'"%s", %s,' % (name, bounds),
+       {LAB["lab12"]: [quote]})
+      for name in ("stream_follows_launch_model", "graph_follows_node_model")
+      for end, bounds, quote in [
+          ("low", r"([\d.]+), [\d.]+", lambda v: f"within {pct(1 - v)} of their models ({num(v)}x to"),
+          ("high", r"[\d.]+, ([\d.]+)", lambda v: f"x to {num(v)}x), the replay")]],
+    *[("lab12's %s" % name, LAB12 + "forkjoin.cu", r'"%s", ([\d.]+),' % name,
+       {LAB["lab12"]: [lambda v: f"each part 2 speedup within {pct(1 - v)} of its model's"]})
+      for name in ("four_streams_follow_model", "graph_lifts_host_bound")],
+    ("lab12's graph speedup", LAB12 + "lab12.cu", r'"graph_beats_stream_launches", ([\d.]+),',
+     {LAB["lab12"]: [lambda v: f"at least {num(v)}x faster than the launches"]}),
+    ("lab12's host limit", LAB12 + "lab12.cu", r'GRAPH_HOST = \{\s+"graph_frees_host", -INFINITY, ([\d.]+),',
+     {LAB["lab12"]: [lambda v: f"under {pct(v)} of its time launching"]}),
+    ("lab12's traced host limit", LAB12 + "lab12.cu", r'GRAPH_HOST_TRACED = \{\s+"graph_frees_host", -INFINITY, ([\d.]+),',
+     {LAB["lab12"]: [lambda v: f"under {pct(v)} with `--trace`"]}),
+    ("lab12's update limit", LAB12 + "forkjoin.cu", r'"update_cheaper_than_instantiate", -INFINITY, ([\d.]+),',
+     {LAB["lab12"]: [lambda v: f"at most {num(v)}x of a new graph's cost"]}),
+    ("torch_lab12's ops", LAB12 + "torch_lab12.py", r"N = \d+ if lab.args.quick else (\d+)",
+     {LAB["lab12"]: [lambda v: f"The companion runs {thousands(v)} tiny in-place ops"]}),
+    ("torch_lab12's host-bound limit", LAB12 + "torch_lab12.py", r'<= t\["eager"\] / host\["eager"\] <= ([\d.]+)',
+     {LAB["lab12"]: [lambda v: f"eager within {pct(v - 1)} of the host's time"]}),
+    ("torch_lab12's speedup", LAB12 + "torch_lab12.py", r"speedup >= ([\d.]+),",
+     {LAB["lab12"]: [lambda v: f"the replay at least {num(v)}x faster"]}),
+    ("ex12's batches", GIVEN + "ex12.cu", r"static int batches = (\d+);",
+     {EX["ex12"]: [lambda v: f"over {num(v)} batches"],
+      LAB["lab12"]: [lambda v: f"pipeline over {num(v)} batches"]}),
+    ("ex12's steps", GIVEN + "ex12.cu", r"static int steps = (\d+);",
+     {EX["ex12"]: [lambda v: f"{num(v)} steps back to back"],
+      LAB["lab12"]: [lambda v: f"run as {num(v)} steps back to back"],
+      RUBRIC % "ex12": [lambda v: f"two runs of {num(v)} steps"],
+      GUIDE: [lambda v: f"after {num(v)} steps"]}),
+    ("ex12's shortest stage", GIVEN + "ex12.cu", r"grading_uniform\(([\d.e-]+), [\d.e-]+\)",
+     {LAB["lab12"]: [lambda v: f"each stage {num(v * 1e3)}-"]}),
+    ("ex12's longest stage", GIVEN + "ex12.cu", r"grading_uniform\([\d.e-]+, ([\d.e-]+)\)",
+     {LAB["lab12"]: [lambda v: f"-{num(v * 1e3)} us, run as"]}),
+    ("ex12's target", GIVEN + "ex12.cu", r'"graph_faster_per_step", ([\d.]+),',
+     {EX["ex12"]: [lambda v: f"at least {num(v)}x faster per step"],
+      LAB["lab12"]: [lambda v: f"speedup per step (at least {num(v)}x;"],
+      RUBRIC % "ex12": [lambda v: f"min = {num(v)}", lambda v: f"exercise's own {num(v)}x"],
+      GUIDE: [lambda v: f"at least {num(v)}x)"]}),
+    ("ex12's host limit", GIVEN + "ex12.cu", r'"host_issue_light", -INFINITY, ([\d.]+),',
+     {EX["ex12"]: [lambda v: f"under {quarter(v)} of its time issuing a step"],
+      LAB["lab12"]: [lambda v: f"under {quarter(v)} of its time issuing a step"],
+      RUBRIC % "ex12": [lambda v: f"max = {num(v)}", lambda v: f"under {quarter(v)} of issuing"],
+      GUIDE: [lambda v: f"under {quarter(v)} of issuing the step"]}),
 ]
 
 
