@@ -13,7 +13,7 @@
  * THE RUN (lab.h)
  *   lab_begin(&run, argc, argv, &program)   options, GPU, guards, report, trace
  *   ... the lesson: run.opt, run.dev, run.r ...
- *   lab_pinned, lab_pageable, lab_device, lab_stream(s), lab_event, lab_timer
+ *   lab_pinned, lab_pageable, lab_device, lab_stream(s), lab_event(s), lab_timer
  *                                           what the run owns: lab_end() releases it
  *   lab_attempt(&run, "what", fn, &ctx)     a demonstration, measured again (both
  *                                           sides) when another process spoilt it

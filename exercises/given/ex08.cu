@@ -139,8 +139,7 @@ static void bench_open(lab_run *lab)
 {
     bench.n = batches;
     lab_streams(lab, bench.s, EX08_STAGES, "stage", cudaStreamNonBlocking);
-    for (int s = 0; s < EX08_STAGES; s++)
-        bench.done[s] = lab_event(lab, cudaEventDisableTiming); /* ordering only */
+    lab_events(lab, bench.done, EX08_STAGES, cudaEventDisableTiming); /* ordering only */
     bench.p = pipeline_open(lab, EX08_STAGES, bench.n);
 }
 

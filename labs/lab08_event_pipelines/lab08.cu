@@ -322,8 +322,7 @@ static void bench_open(lab_run *run, bench *b)
                   .footprint = pipeline_stage_footprint()};
     *b = init;
     lab_streams(run, b->s, STAGES, "stage", cudaStreamNonBlocking);
-    for (int s = 0; s < STAGES - 1; s++)
-        b->done[s] = lab_event(run, cudaEventDisableTiming); /* ordering only: cheaper */
+    lab_events(run, b->done, STAGES - 1, cudaEventDisableTiming); /* ordering only: cheaper */
     b->p = pipeline_open(run, STAGES, b->n);
     b->ms = (double *)lab_pageable(run, 2 * WAYS * b->reps * sizeof(double));
     b->blocked = b->ms + WAYS * b->reps;
