@@ -95,6 +95,12 @@ cudaEvent_t lab_event(lab_run *run, unsigned int flags)
     return e;
 }
 
+void lab_events(lab_run *run, cudaEvent_t *e, int n, unsigned int flags)
+{
+    for (int i = 0; i < n; i++)
+        e[i] = lab_event(run, flags);
+}
+
 event_timer lab_timer(lab_run *run)
 {
     event_timer t = {lab_event(run, cudaEventDefault), lab_event(run, cudaEventDefault)};

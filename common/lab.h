@@ -70,6 +70,7 @@ cudaStream_t lab_stream(lab_run *run, const char *name, unsigned int flags, int 
 /* n streams into s[0..n-1], named "<prefix> 0", "<prefix> 1", ... */
 void lab_streams(lab_run *run, cudaStream_t *s, int n, const char *prefix, unsigned int flags);
 cudaEvent_t lab_event(lab_run *run, unsigned int flags); /* cudaEventCreateWithFlags */
+void lab_events(lab_run *run, cudaEvent_t *e, int n, unsigned int flags); /* n into e[0..n-1] */
 event_timer lab_timer(lab_run *run);                       /* event_timer_create */
 
 #ifdef __cplusplus

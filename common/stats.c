@@ -93,3 +93,21 @@ double stats_spread(const stats *s)
 {
     return s->median > 0 ? (s->p95 - s->p5) / s->median : 0;
 }
+
+void stats_of_rows(const double *samples, int rows, int rounds, stats *out)
+{
+    for (int i = 0; i < rows; i++)
+        out[i] = stats_of(samples + (size_t)i * rounds, rounds);
+}
+
+double stats_of_row_pairs(const double *samples, int first, int pairs, int rounds, stats *ratio)
+{
+    double widest = 0;
+    for (int p = 0; p < pairs; p++) {
+        const double *a = samples + (size_t)(first + 2 * p) * rounds;
+        ratio[p] = stats_of_ratios(a, a + rounds, rounds);
+        double spread = stats_spread(&ratio[p]);
+        widest = spread > widest ? spread : widest;
+    }
+    return widest;
+}

@@ -34,6 +34,15 @@ stats stats_over(double k, const stats *t);
  * one pair slows both of its sides, and the median pair speaks for the run. */
 stats stats_of_ratios(const double *a, const double *b, int n);
 
+/* Rows of `rounds` samples, as measure_rounds() and measure_ways() lay out
+ * their tables: out[i] = stats_of() of row i, for i < rows. */
+void stats_of_rows(const double *samples, int rows, int rounds, stats *out);
+
+/* Ways compared two by two in such a table: ratio[p] = stats_of_ratios() of
+ * row first + 2p over row first + 2p + 1, round by round, for p < pairs.
+ * Returns the widest stats_spread() of them: what lab_attempt() asks. */
+double stats_of_row_pairs(const double *samples, int first, int pairs, int rounds, stats *ratio);
+
 /* p95 - p5 relative to the median: how much one sample could mislead. */
 double stats_spread(const stats *s);
 

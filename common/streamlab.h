@@ -13,7 +13,7 @@
  * THE RUN (lab.h)
  *   lab_begin(&run, argc, argv, &program)   options, GPU, guards, report, trace
  *   ... the lesson: run.opt, run.dev, run.r ...
- *   lab_pinned, lab_pageable, lab_device, lab_stream(s), lab_event, lab_timer
+ *   lab_pinned, lab_pageable, lab_device, lab_stream(s), lab_event(s), lab_timer
  *                                           what the run owns: lab_end() releases it
  *   lab_attempt(&run, "what", fn, &ctx)     a demonstration, measured again (both
  *                                           sides) when another process spoilt it
@@ -38,11 +38,14 @@
  *   issued {fn, ctx, stream, per_sample, timer} + time_issued   an event-timed sample, for rounds
  *   stats_of(samples, n), stats_over(k, &s), stats_percentile(samples, n, p)
  *   stats_of_ratios(a, b, n)                the median of per-pair ratios: what verdicts read
+ *   stats_of_rows, stats_of_row_pairs       the same over measure_rounds()' tables
  *
  * DEVICE CODE AND INPUTS (kernels/kernels.h, #include "kernels.h")
  *   spin_for_ns, spin_and_log, background_block    kernels of known duration
  *   host_minus_gpu_clock_ns(stream, pinned, reads)   %globaltimer onto the host's clock
  *   pipeline_fresh, pipeline_verify         a pipeline_stage pipeline's buffers around a run
+ *   pipeline_open, pipeline_run (pipeline.h)    ... owned by the run; one run timed and checked
+ *   kernel_wait_measure, dependency_hop_us (waits.h)   what a wait costs the host
  *   affine_launch(in, out, n, steps, s)     checkable work; affine_launch_with_span
  *   affine_calibrate, affine_steps_for_ms   "a kernel of T ms" on this GPU
  *   fill_random_u32(p, n, fresh_seed())     fresh inputs every run
@@ -69,6 +72,7 @@
  * THE TIMELINE (timeline.h)
  *   timeline_name_stream(s, "stream 1")     names it in traces and Nsight Systems
  *   timeline_span_begin("serial") ... timeline_span_end()   a variant's span
+ *   timeline_traced_run(span, fn, ctx)      one more run in a span, for a figure
  *
  * ERRORS (check.h, exitcodes.h)
  *   CUDA_CHECK(call), CHECK_LAUNCH()        every CUDA call and launch, checked

@@ -297,6 +297,16 @@ static void stop_recording(void) {}
 
 int timeline_active(void) { return active; }
 
+void timeline_traced_run(const char *span, timed_k_fn fn, void *ctx)
+{
+    double dropped[8];
+    if (!active)
+        return;
+    timeline_span_begin(span);
+    fn(ctx, dropped);
+    timeline_span_end();
+}
+
 static int terminal_width(void)
 {
     struct winsize ws;

@@ -18,6 +18,7 @@
 #include <cuda_runtime_api.h>
 #include "options.h"
 #include "report.h"
+#include "timing.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -43,6 +44,11 @@ void timeline_name_stream(cudaStream_t stream, const char *name);
  * synchronises the device while recording, so spans never overlap. */
 void timeline_span_begin(const char *name);
 void timeline_span_end(void);
+
+/* While recording: one more run of fn (at most 8 numbers) in a span of its
+ * own, for make plots' figures; its numbers are dropped, since statistics
+ * are the timed rounds'. Not recording: nothing. */
+void timeline_traced_run(const char *span, timed_k_fn fn, void *ctx);
 
 /* Stops recording, writes --trace, draws --timeline, and adds to the report
  * the overlap of each span and the number of records CUPTI dropped. */

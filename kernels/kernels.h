@@ -255,6 +255,18 @@ size_t verify_affine(const uint32_t *in, const uint32_t *out, size_t n, int step
 size_t verify_block_records(const block_record *r, int blocks, uint64_t tag, uint64_t ns,
                             int sms, unsigned long long *earliest, tally *t);
 
+/* Where a run's spin_blocks launches went: launch k into stream number
+ * `stream`, with `blocks` blocks, its first block's record at log[slot]. */
+typedef struct { int stream, blocks, slot; } launch_slot;
+
+/* The records of a run of n spin_blocks launches issued in the order
+ * l[0..n-1], launch k tagged tag + k: each launch's blocks checked
+ * (verify_block_records, into *blocks), and each launch begun after every
+ * block of the launch before it in its stream had ended (within slack_ns):
+ * one that did not is added to *order. Returns all that was wrong. */
+size_t verify_launches(const block_record *r, const launch_slot *l, int n, uint64_t tag,
+                       uint64_t ns, int sms, uint64_t slack_ns, tally *blocks, tally *order);
+
 /* The blocks among r[0..n-1] that began on an SM before the block there
  * before them had ended, allowing `slack_ns` for the clock's ticks: spin_blocks
  * meant to hold its SM alone. Sorts r by SM, then start. Added to *t. */

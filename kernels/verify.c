@@ -109,6 +109,24 @@ size_t verify_block_records(const block_record *r, int blocks, uint64_t tag, uin
     return wrong;
 }
 
+size_t verify_launches(const block_record *r, const launch_slot *l, int n, uint64_t tag,
+                       uint64_t ns, int sms, uint64_t slack_ns, tally *blocks, tally *order)
+{
+    size_t wrong = 0;
+    for (int k = 0; k < n; k++) {
+        unsigned long long earliest, prev_end = 0;
+        wrong += verify_block_records(r + l[k].slot, l[k].blocks, tag + k, ns, sms, &earliest,
+                                      blocks);
+        for (int p = k - 1; p >= 0 && !prev_end; p--) /* the launch before, in its stream */
+            for (int j = 0; l[p].stream == l[k].stream && j < l[p].blocks; j++)
+                prev_end = r[l[p].slot + j].end_ns > prev_end ? r[l[p].slot + j].end_ns : prev_end;
+        int late = prev_end > earliest + slack_ns;
+        tally_add(order, 1, (size_t)late, (size_t)k);
+        wrong += (size_t)late;
+    }
+    return wrong;
+}
+
 static int by_sm_then_start(const void *x, const void *y)
 {
     const block_record *a = (const block_record *)x, *b = (const block_record *)y;

@@ -25,7 +25,7 @@ load test_helper
 @test "lab09 --help lists its options with their --quick values, and the exit codes" {
     run ./lab09 --help
     assert_success
-    assert_output --regexp "--k1-ms MS .*default 20, --quick 4\)"
+    assert_output --regexp "--k1-ms MS .*default 20, --quick 2.5\)"
     assert_output --regexp "--k2-ms MS .*default 1, --quick 0.5\)"
     assert_output --regexp "--size-kib KIB .*default 1024, --quick 256\)"
     assert_output --partial "exit codes"

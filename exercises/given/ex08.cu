@@ -39,6 +39,7 @@
 #include "ex08.h"
 #include "grading.h"
 #include "kernels.h"
+#include "pipeline.h"
 
 #include <string.h>
 
@@ -79,8 +80,7 @@ static struct {
     cudaStream_t s[EX08_STAGES];
     cudaEvent_t done[EX08_STAGES];
     uint64_t ns[EX08_STAGES];  /* this round's stage times */
-    uint32_t *d_value, *h_value, *seed, *add;
-    stage_span *d_span, *h_span;
+    pipeline_buffers p;        /* a word per batch; an increment and a span per stage */
     int calls[EX08_STAGES * MAX_BATCHES];
     tally values, order;
 } bench;
@@ -91,8 +91,8 @@ static void stage(int s, int batch)
         fail_wrong("stage(%d, %d): stages are 0 to %d, batches 0 to %d", s, batch,
                    EX08_STAGES - 1, bench.n - 1);
     bench.calls[s * bench.n + batch]++;
-    pipeline_stage_launch(1, 0, bench.ns[s], bench.add[s * bench.n + batch],
-                          bench.d_value + batch, bench.d_span + s * bench.n + batch, bench.s[s]);
+    pipeline_stage_launch(1, 0, bench.ns[s], bench.p.add[s * bench.n + batch],
+                          bench.p.d_value + batch, bench.p.d_span + s * bench.n + batch, bench.s[s]);
 }
 
 /* The program's own: the host waits for each stage before the next. */
@@ -110,33 +110,25 @@ typedef struct {
     int out_of_order, calls_wrong;
 } run_result;
 
-/* One run of `fn` on fresh words, checked from the GPU's record. */
+/* One run of a pipeline function, as pipeline_run() calls it. */
+typedef struct {
+    void (*fn)(const pipeline *);
+    pipeline p;
+} one_call;
+static void call(void *ctx) { ((one_call *)ctx)->fn(&((one_call *)ctx)->p); }
+
+/* One run of `fn` on fresh words, timed, and checked from the GPU's record
+ * (pipeline_run). */
 static run_result one_run(void (*fn)(const pipeline *), const char *who)
 {
     run_result res = {0, 0, 0, 0};
-    size_t spans = (size_t)EX08_STAGES * bench.n * sizeof(stage_span), late = bench.order.wrong;
-    fill_random_u32(bench.seed, bench.n, fresh_seed());
-    fill_random_u32(bench.add, EX08_STAGES * bench.n, fresh_seed());
+    size_t late = bench.order.wrong;
+    one_call c = {fn, {bench.n, {bench.s[0], bench.s[1], bench.s[2]},
+                       {bench.done[0], bench.done[1], bench.done[2]}, stage}}; /* a copy */
     memset(bench.calls, 0, sizeof bench.calls);
-    for (int i = 0; i < EX08_STAGES * bench.n; i++)
-        bench.h_span[i].start_ns = ~0ull, bench.h_span[i].end_ns = 0;
-    CUDA_CHECK(cudaMemcpy(bench.d_value, bench.seed, bench.n * sizeof(uint32_t),
-                          cudaMemcpyHostToDevice));
-    CUDA_CHECK(cudaMemcpy(bench.d_span, bench.h_span, spans, cudaMemcpyHostToDevice));
-    CUDA_CHECK(cudaDeviceSynchronize());
-    pipeline p = {bench.n, {bench.s[0], bench.s[1], bench.s[2]},
-                  {bench.done[0], bench.done[1], bench.done[2]}, stage}; /* a copy */
-    double t0 = host_time_ms();
-    fn(&p);
-    res.blocked = host_time_ms() - t0;
-    CUDA_CHECK(cudaDeviceSynchronize());
-    res.ms = host_time_ms() - t0;
-    CUDA_CHECK(cudaMemcpy(bench.h_value, bench.d_value, bench.n * sizeof(uint32_t),
-                          cudaMemcpyDeviceToHost));
-    CUDA_CHECK(cudaMemcpy(bench.h_span, bench.d_span, spans, cudaMemcpyDeviceToHost));
     bench.values.where = bench.order.where = who;
-    verify_pipeline(bench.h_value, bench.seed, bench.add, bench.h_span, bench.ns, EX08_STAGES,
-                    bench.n, SLACK_NS, &bench.values, &bench.order);
+    res.ms = pipeline_run(&bench.p, call, &c, bench.ns, SLACK_NS, &bench.values, &bench.order,
+                          &res.blocked);
     for (int i = 0; i < EX08_STAGES * bench.n; i++)
         res.calls_wrong += bench.calls[i] != 1;
     res.out_of_order = bench.order.wrong > late;
@@ -147,14 +139,8 @@ static void bench_open(lab_run *lab)
 {
     bench.n = batches;
     lab_streams(lab, bench.s, EX08_STAGES, "stage", cudaStreamNonBlocking);
-    for (int s = 0; s < EX08_STAGES; s++)
-        bench.done[s] = lab_event(lab, cudaEventDisableTiming); /* ordering only */
-    bench.d_value = (uint32_t *)lab_device(lab, bench.n * sizeof(uint32_t));
-    bench.h_value = (uint32_t *)lab_pageable(lab, 2 * bench.n * sizeof(uint32_t));
-    bench.seed = bench.h_value + bench.n;
-    bench.add = (uint32_t *)lab_pageable(lab, EX08_STAGES * bench.n * sizeof(uint32_t));
-    bench.d_span = (stage_span *)lab_device(lab, EX08_STAGES * bench.n * sizeof(stage_span));
-    bench.h_span = (stage_span *)lab_pageable(lab, EX08_STAGES * bench.n * sizeof(stage_span));
+    lab_events(lab, bench.done, EX08_STAGES, cudaEventDisableTiming); /* ordering only */
+    bench.p = pipeline_open(lab, EX08_STAGES, bench.n);
 }
 
 int main(int argc, char **argv)

@@ -183,8 +183,7 @@ static stats verify_log(report *r, const bench *b, int first, int n)
     for (int i = 0; i < n; i++)
         ms[i] = (log[first + i].end_ns - log[first + i].start_ns) * 1e-6;
     stats own = stats_of(ms, n);
-    free(ms);
-    free(log);
+    free(ms), free(log);
     return own;
 }
 
@@ -217,8 +216,7 @@ static int attempt_ways(void *ctx, double *spread)
     void *const arg[3] = {w->b, w->b, w->b};
     w->first = w->b->launches + 3 * WARMUP; /* each way launches once a round */
     measure_rounds(fn, arg, 3, WARMUP, w->reps, w->t); /* section 1 loaded it; warm up anyway */
-    for (int i = 0; i < 3; i++)
-        w->s[i] = stats_of(w->t + (size_t)i * w->reps, w->reps);
+    stats_of_rows(w->t, 3, w->reps, w->s);
     *spread = fmax(stats_spread(&w->s[2]), (w->s[0].p95 - w->s[0].p5) / kernel_ms);
     return verdict_holds(&EVENTS_MATCH, w->s[2].median / kernel_ms - 1) &&
            verdict_holds(&NAIVE_MISSES, w->s[0].median / kernel_ms);

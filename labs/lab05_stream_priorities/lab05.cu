@@ -64,10 +64,9 @@ typedef struct {
 } bench;
 
 /* The background, and an event after it; as an issue_fn, so measure_issued() can time it. */
-static void start_background(void *ctx, int i)
+static void start_background(void *ctx, int /* one a sample */)
 {
     bench *b = (bench *)ctx;
-    (void)i;
     if (b->copies)
         CUDA_CHECK(cudaMemcpyAsync(b->d_big, b->h_big, b->big_bytes, cudaMemcpyHostToDevice, b->low));
     else {
@@ -126,9 +125,7 @@ static int one_sample(bench *b, cudaStream_t urgent, double after_ms, int i)
 
 /* Side i's samples of s: 0 alone, 1 at the same priority, 2 at the greatest. */
 static stats side(const bench *b, const double *s, int i)
-{
-    return stats_of(s + i * b->samples, b->samples);
-}
+{ return stats_of(s + i * b->samples, b->samples); }
 
 /* Each side beside its model (alone + the rest of the background, or + half
  * a block for a kernel that jumps the queue), its tail, samples, run time. */
@@ -301,8 +298,7 @@ static void check_bench(report *r, bench *b)
     size_t both = b->big_bytes + SMALL_COPY_BYTES; /* the small copy's buffers follow the big one's */
     tally bytes = {0};
     uint32_t *back = (uint32_t *)xmalloc(both);
-    CUDA_CHECK(cudaMemcpy(&blocks_done, b->d_blocks_done, sizeof blocks_done,
-                          cudaMemcpyDeviceToHost));
+    CUDA_CHECK(cudaMemcpy(&blocks_done, b->d_blocks_done, sizeof blocks_done, cudaMemcpyDeviceToHost));
     CUDA_CHECK(cudaMemcpy(back, b->d_big, both, cudaMemcpyDeviceToHost));
     verify_equal_u32(back, b->h_big, both / 4, &bytes);
     free(back);

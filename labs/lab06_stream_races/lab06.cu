@@ -193,8 +193,7 @@ static int attempt_host_cost(void *ctx, double *spread)
 {
     lab_state *s = ((variant *)ctx)->s;
     attempt_runs(ctx, spread); /* (b), then (c) as its `next` */
-    for (int how = EVENT_WAIT; how <= HOST_SYNC; how++)
-        s->issue[how] = stats_of(s->issue_ms + how * s->reps, s->reps);
+    stats_of_rows(s->issue_ms + EVENT_WAIT * s->reps, 2, s->reps, s->issue + EVENT_WAIT);
     s->blocked = stats_of(s->blocked_ms + HOST_SYNC * s->reps, s->reps);
     *spread = fmax(stats_spread(&s->issue[EVENT_WAIT]), stats_spread(&s->blocked));
     return verdict_holds(&HOST_FREE, s->issue[EVENT_WAIT].median / spin_ms) &&
@@ -216,8 +215,7 @@ static void handoffs(lab_run *run, lab_state *s)
     report_section(run->r, "(c) cudaStreamSynchronize: the host waits");
     report_variant(run->r, &sync, NULL, 0);
     report_stats(run->r, "host_sync", "host_issue", &s->issue[HOST_SYNC], "ms");
-    report_compare(run->r, "host_sync", "host_blocked", "the producer's delay", spin_ms,
-                   &s->blocked, "ms");
+    report_compare(run->r, "host_sync", "host_blocked", "the producer's delay", spin_ms, &s->blocked, "ms");
     double issue = s->issue[EVENT_WAIT].median, blocked = s->blocked.median;
     report_verdict(run->r, &HOST_FREE, issue / spin_ms, "(b) issuing took %.1f us, %.2f%% of "
                    "the producer's %g ms delay", issue * 1e3, issue / spin_ms * 100, spin_ms);
@@ -236,12 +234,11 @@ static const verdict REUSE_RACE_CAUGHT = {
  * runs a slow kernel on it in place and copies it down. Without `fixed`
  * nothing stops the upload of batch i+2 from overwriting the buffer while
  * batch i still needs it. */
-static size_t reuse_run(lab_state *s, int fixed, int run, tally *t)
+static size_t reuse_run(lab_state *s, int fixed, int /* run */, tally *t)
 {
     size_t per_batch = s->n / (size_t)batches, batch_bytes = per_batch * sizeof(uint32_t);
     uint32_t *buffer[2] = {s->d_mid, s->d_out}; /* each holds one batch */
     cudaStream_t work[2] = {s->a, s->b};
-    (void)run;
     for (int i = 0; i < batches; i++) {
         int k = i % 2;
         if (fixed && i >= 2) /* the buffer is free once batch i-2 was copied out */
@@ -266,15 +263,14 @@ static size_t reuse_run(lab_state *s, int fixed, int run, tally *t)
  * parity transforms it again in place: no batch comes back right. */
 static void buffer_reuse(lab_run *run, lab_state *s)
 {
-    report *r = run->r;
     variant fix = {s, "reuse_fixed", reuse_run, 1};
     variant race = {s, "reuse_race", reuse_run, 0, &REUSE_RACE_CAUGHT, &fix};
-    report_section(r, "(d) a double-buffered loop: uploads overwrite a buffer still in use");
+    report_section(run->r, "(d) a double-buffered loop: uploads overwrite a buffer still in use");
     lab_attempt(run, race.name, attempt_runs, &race);
-    report_variant(r, &race, "every result: a buffer holds its parity's last batch",
+    report_variant(run->r, &race, "every result: a buffer holds its parity's last batch",
                    (double)(s->n / batches * batches));
-    report_text(r, "  the fix: batch i+2's upload waits for an event after batch i's copy back\n");
-    report_variant(r, &fix, NULL, 0);
+    report_text(run->r, "  the fix: batch i+2's upload waits for an event after batch i's copy back\n");
+    report_variant(run->r, &fix, NULL, 0);
 }
 
 /* ---- (e): the host reads too early ------------------------------------------------------ */
@@ -284,9 +280,8 @@ static const verdict EARLY_READ_CAUGHT = {
     "the copy had landed before the host read it: the host was slow to get there (a busy CPU, "
     "a tool), or --spin-ms is too short"};
 
-static size_t host_read_run(lab_state *s, int wait, int run, tally *t)
+static size_t host_read_run(lab_state *s, int wait, int /* run */, tally *t)
 {
-    (void)run;
     spin_for_ns<<<1, 1, 0, s->a>>>(s->spin_ns);
     CHECK_LAUNCH();
     affine_launch(s->d_in, s->d_out, s->n, 1, s->a);
@@ -324,23 +319,17 @@ static void host_reads(lab_run *run, lab_state *s)
  * only for ordering: no timestamps, so record and wait cost less. */
 static lab_state state_open(lab_run *run)
 {
-    lab_state s = {.n = ((size_t)size_mib << 20) / sizeof(uint32_t),
-                   .bytes = (size_t)size_mib << 20, .spin_ns = ns_from_ms(spin_ms),
-                   .reps = run->opt.reps};
+    lab_state s = {.n = ((size_t)size_mib << 20) / sizeof(uint32_t), .bytes = (size_t)size_mib << 20,
+                   .spin_ns = ns_from_ms(spin_ms), .reps = run->opt.reps};
     s.a = lab_stream(run, "A producer", cudaStreamNonBlocking, 0);
     s.b = lab_stream(run, "B consumer", cudaStreamNonBlocking, 0);
     s.c = lab_stream(run, "C uploads", cudaStreamNonBlocking, 0);
     s.produced = lab_event(run, cudaEventDisableTiming);
-    for (int k = 0; k < 2; k++) {
-        s.uploaded[k] = lab_event(run, cudaEventDisableTiming);
-        s.released[k] = lab_event(run, cudaEventDisableTiming);
-    }
-    s.h_in = (uint32_t *)lab_pinned(run, s.bytes);
-    s.h_out = (uint32_t *)lab_pinned(run, s.bytes);
-    s.h_seen = (uint32_t *)lab_pageable(run, s.bytes);
-    s.d_in = (uint32_t *)lab_device(run, s.bytes);
-    s.d_mid = (uint32_t *)lab_device(run, s.bytes);
-    s.d_out = (uint32_t *)lab_device(run, s.bytes);
+    lab_events(run, s.uploaded, 2, cudaEventDisableTiming);
+    lab_events(run, s.released, 2, cudaEventDisableTiming);
+    s.h_in = (uint32_t *)lab_pinned(run, s.bytes), s.h_out = (uint32_t *)lab_pinned(run, s.bytes);
+    s.d_in = (uint32_t *)lab_device(run, s.bytes), s.d_mid = (uint32_t *)lab_device(run, s.bytes);
+    s.d_out = (uint32_t *)lab_device(run, s.bytes), s.h_seen = (uint32_t *)lab_pageable(run, s.bytes);
     s.wrong_per_run = (double *)lab_pageable(run, 8 * s.reps * sizeof(double)); /* 2, 3, 3 rows */
     s.issue_ms = s.wrong_per_run + 2 * s.reps, s.blocked_ms = s.issue_ms + 3 * s.reps;
     fresh_run(&s); /* warm-up: module loading and first-launch costs stay out of the timings */

@@ -62,12 +62,10 @@ enum { KERNELS = 8, SIZES = 3, WAYS = 2 * SIZES, WARMUP = 1, MAX_LAUNCHES = 256 
  * after the other may read a tick apart the wrong way. */
 static const unsigned long long SLACK_NS = 2000;
 
-typedef struct { int stream, blocks, slot; } launch; /* slot: its first block's record */
-
 typedef struct way {
     char name[48];
     int n, records;       /* launches, in issue order; blocks in all */
-    launch *l;
+    launch_slot *l;
     block_record *h_log;  /* its latest run's records, by slot */
     struct bench *b;
 } way;
@@ -84,31 +82,13 @@ typedef struct bench {
 
 /* ---- one run of a way, and its log verified ------------------------------- */
 
-/* Every block ran once, for its time, on a real SM (its slot holds this
- * launch's tag and its own index); a launch began after the one before it
- * in its stream had ended; no two blocks shared an SM at once. */
-static void verify_log(way *w, uint64_t tag)
-{
-    bench *b = w->b;
-    const block_record *r = w->h_log;
-    b->blocks.where = b->alone.where = b->order.where = w->name;
-    for (int k = 0; k < w->n; k++) {
-        const launch *l = &w->l[k];
-        unsigned long long earliest, prev_end = 0;
-        verify_block_records(r + l->slot, l->blocks, tag + k, b->ns, b->sms, &earliest, &b->blocks);
-        for (int p = k - 1; p >= 0 && !prev_end; p--) /* the launch before, in its stream */
-            for (int j = 0; w->l[p].stream == l->stream && j < w->l[p].blocks; j++)
-                prev_end = r[w->l[p].slot + j].end_ns > prev_end ? r[w->l[p].slot + j].end_ns : prev_end;
-        tally_add(&b->order, 1, prev_end > earliest + SLACK_NS, k);
-    }
-    memcpy(b->sorted, r, w->records * sizeof *r);
-    verify_one_block_per_sm(b->sorted, w->records, SLACK_NS, &b->alone);
-}
-
 /* The host clock from an idle GPU to cudaDeviceSynchronize, which waits for
  * every stream: the question is how the streams' kernels share the GPU, so
  * no one stream's events can time it (v[0]). Launches add microseconds to
- * ms: v[1], the host's time to issue one launch. */
+ * ms: v[1], the host's time to issue one launch. Then the log: every block
+ * ran once, for its time, on a real SM (its slot holds this launch's tag and
+ * its own index); a launch began after the one before it in its stream had
+ * ended; no two blocks shared an SM at once. */
 static void timed_run(void *ctx, double *v)
 {
     way *w = (way *)ctx;
@@ -123,7 +103,10 @@ static void timed_run(void *ctx, double *v)
     CUDA_CHECK(cudaDeviceSynchronize());
     v[0] = host_time_ms() - t0;
     CUDA_CHECK(cudaMemcpy(w->h_log, b->d_log, w->records * sizeof *w->h_log, cudaMemcpyDeviceToHost));
-    verify_log(w, tag);
+    b->blocks.where = b->alone.where = b->order.where = w->name;
+    verify_launches(w->h_log, w->l, w->n, tag, b->ns, b->sms, SLACK_NS, &b->blocks, &b->order);
+    memcpy(b->sorted, w->h_log, w->records * sizeof *w->h_log);
+    verify_one_block_per_sm(b->sorted, w->records, SLACK_NS, &b->alone);
 }
 
 /* Ways in rotating rounds; ratio[p] = way 2p / way 2p+1, round by round. */
@@ -139,25 +122,21 @@ static int attempt(void *ctx, double *spread)
 {
     demo *d = (demo *)ctx;
     bench *b = d->w[0].b;
-    int n = b->reps;
-    measure_ways(timed_run, d->w, sizeof d->w[0], d->k, 2, WARMUP, n, b->samples); /* afresh */
+    stats launch[WAYS];
+    measure_ways(timed_run, d->w, sizeof d->w[0], d->k, 2, WARMUP, b->reps, b->samples); /* afresh */
+    stats_of_rows(b->samples, d->k, b->reps, d->time);
+    stats_of_rows(b->samples + d->k * b->reps, d->k, b->reps, launch);
     d->launch_ms = 0;
-    for (int i = 0; i < d->k; i++) {
-        d->time[i] = stats_of(b->samples + i * n, n);
-        d->launch_ms = fmax(d->launch_ms, stats_of(b->samples + (d->k + i) * n, n).median);
-    }
-    *spread = 0;
-    for (int p = 0; p < d->k / 2; p++) {
-        d->ratio[p] = stats_of_ratios(b->samples + 2 * p * n, b->samples + (2 * p + 1) * n, n);
-        *spread = fmax(*spread, stats_spread(&d->ratio[p]));
-    }
+    for (int i = 0; i < d->k; i++)
+        d->launch_ms = fmax(d->launch_ms, launch[i].median);
+    *spread = stats_of_row_pairs(b->samples, 0, d->k / 2, b->reps, d->ratio);
     return d->holds(d);
 }
 
 /* A way of n launches, to add; its log as large as any way's: n x every SM. */
 static way new_way(lab_run *run, bench *b, int n, const char *name)
 {
-    way w = {"", n, 0, (launch *)lab_pageable(run, n * sizeof(launch)),
+    way w = {"", n, 0, (launch_slot *)lab_pageable(run, n * sizeof(launch_slot)),
              (block_record *)lab_pageable(run, KERNELS * b->sms * sizeof(block_record)), b};
     snprintf(w.name, sizeof w.name, "%s", name);
     return w;
@@ -165,8 +144,7 @@ static way new_way(lab_run *run, bench *b, int n, const char *name)
 
 static void add_launch(way *w, int k, int stream, int blocks, int slot)
 {
-    launch l = {stream, blocks, slot};
-    w->l[k] = l;
+    w->l[k] = (launch_slot){stream, blocks, slot};
     w->records += blocks;
 }
 
@@ -304,14 +282,8 @@ static void false_dependencies(lab_run *run, bench *b)
     report_section(run->r, "Part 2: pairs A_i -> B_i on n streams, issued depth-first and breadth-first");
     report_param(run->r, "streams", n, "");
     lab_attempt(run, "depth-first vs breadth-first", attempt, &d);
-    /* --trace: one more run of each, in a span of its own, for make plots'
-     * figure; it is the "latest run" whose start times are printed below. */
-    for (int i = 0; i < 2 && timeline_active(); i++) {
-        double unused[2]; /* its numbers: the statistics are the rounds' */
-        timeline_span_begin(w[i].name);
-        timed_run(&w[i], unused);
-        timeline_span_end();
-    }
+    for (int i = 0; i < 2; i++) /* --trace: for a figure; the "latest run" printed below */
+        timeline_traced_run(w[i].name, timed_run, &w[i]);
     double L = d.launch_ms, depth = depth_model(n, c, L), breadth = breadth_model(n, L);
     report_value(run->r, "launch", "host_time", L * 1000, "us");
     report_text(run->r, "  the host issues a launch every L = %.1f us (the median run)\n", L * 1000);

@@ -20,6 +20,8 @@
  */
 #include "streamlab.h"
 #include "kernels.h"
+#include "pipeline.h"
+#include "waits.h"
 
 #include <stdio.h>
 
@@ -51,11 +53,7 @@ static const unsigned long long SLACK_NS = 2000; /* %globaltimer's tick, as lab0
 
 /* The variants: stage times in units of --stage-ms, and whether each
  * stage's blocks hold every SM. */
-typedef struct {
-    const char *name;
-    double t[STAGES];
-    int whole_gpu;
-} shape;
+typedef struct { const char *name; double t[STAGES]; int whole_gpu; } shape;
 static const shape shapes[] = {
     {"balanced", {1, 1, 1}, 0}, {"unbalanced", {0.5, 2, 0.5}, 0}, {"whole GPU", {1, 1, 1}, 1}};
 enum { SHAPES = 3, WAYS = 7 }; /* balanced three ways, the others host- and event-chained */
@@ -71,11 +69,7 @@ typedef struct bench {
     tally values, order, waited;
 } bench;
 
-typedef struct {
-    bench *b;
-    const shape *sh;
-    enum how how;
-} way;
+typedef struct { bench *b; const shape *sh; enum how how; } way;
 
 /* ---- part 1: one run of a way, verified ------------------------------------ */
 
@@ -87,40 +81,36 @@ static void launch_stage(bench *b, const shape *sh, int s, int k, cudaStream_t s
 }
 
 /* The lesson in one loop: the same launches, three ways of ordering them. */
-static void issue(bench *b, const shape *sh, enum how how)
+static void issue(void *ctx)
 {
+    const way *w = (const way *)ctx;
+    bench *b = w->b;
     for (int k = 0; k < b->n; k++)
         for (int s = 0; s < STAGES; s++) {
-            cudaStream_t st = how == ONE_STREAM ? b->s[0] : b->s[s];
-            if (how == EVENT_CHAINED && s > 0 && !no_wait) /* the GPU waits for stage s-1 */
+            cudaStream_t st = w->how == ONE_STREAM ? b->s[0] : b->s[s];
+            if (w->how == EVENT_CHAINED && s > 0 && !no_wait) /* the GPU waits for stage s-1 */
                 CUDA_CHECK(cudaStreamWaitEvent(st, b->done[s - 1], 0));
-            launch_stage(b, sh, s, k, st);
-            if (how == EVENT_CHAINED && s < STAGES - 1) /* "stage s of batch k has ended" */
+            launch_stage(b, w->sh, s, k, st);
+            if (w->how == EVENT_CHAINED && s < STAGES - 1) /* "stage s of batch k has ended" */
                 CUDA_CHECK(cudaEventRecord(b->done[s], st));
-            if (how == HOST_CHAINED) /* the host waits: it launches nothing meanwhile */
+            if (w->how == HOST_CHAINED) /* the host waits: it launches nothing meanwhile */
                 CUDA_CHECK(cudaStreamSynchronize(st));
         }
 }
 
-/* Fresh words and increments, spans reset; then the way, timed on the host
- * clock from an idle GPU to cudaDeviceSynchronize (no one stream's events
- * can time three streams): v[0]; and the host's time until issue() returned,
- * what it spent blocked: v[1]. Every run's words and spans are checked. */
+/* One run of a way on fresh words, timed on the host's clock (pipeline_run:
+ * no one stream's events can time three streams): v[0]; the host's time
+ * until issue() returned, what it spent blocked: v[1]. Every run's words
+ * and spans are checked. */
 static void timed_run(void *ctx, double *v)
 {
     way *w = (way *)ctx;
     bench *b = w->b;
     uint64_t ns[STAGES];
-    pipeline_fresh(&b->p);
-    double t0 = host_time_ms();
-    issue(b, w->sh, w->how);
-    v[1] = host_time_ms() - t0;
-    CUDA_CHECK(cudaDeviceSynchronize());
-    v[0] = host_time_ms() - t0;
     for (int s = 0; s < STAGES; s++)
         ns[s] = ns_from_ms(w->sh->t[s] * stage_ms);
     b->values.where = b->order.where = how_name[w->how];
-    pipeline_verify(&b->p, ns, SLACK_NS, &b->values, &b->order);
+    v[0] = pipeline_run(&b->p, issue, w, ns, SLACK_NS, &b->values, &b->order, &v[1]);
 }
 
 /* The models, in ms: host-chained (and one stream) B x sum(t); event-chained
@@ -176,15 +166,11 @@ static int attempt_part1(void *ctx, double *spread)
 {
     part1 *p = (part1 *)ctx;
     bench *b = p->w[0].b;
-    int n = b->reps;
-    measure_ways(timed_run, p->w, sizeof p->w[0], WAYS, 2, WARMUP, n, b->ms);
-    for (int i = 0; i < WAYS; i++)
-        p->time[i] = stats_of(b->ms + i * n, n), p->blocked[i] = stats_of(b->blocked + i * n, n);
-    *spread = 0;
-    for (int sh = 0; sh < SHAPES; sh++) { /* host-chained rows 1, 3, 5; event 2, 4, 6 */
-        p->speedup[sh] = stats_of_ratios(b->ms + (2 * sh + 1) * n, b->ms + (2 * sh + 2) * n, n);
-        *spread = fmax(*spread, stats_spread(&p->speedup[sh]));
-    }
+    measure_ways(timed_run, p->w, sizeof p->w[0], WAYS, 2, WARMUP, b->reps, b->ms);
+    stats_of_rows(b->ms, WAYS, b->reps, p->time);
+    stats_of_rows(b->blocked, WAYS, b->reps, p->blocked);
+    /* host-chained rows 1, 3, 5 over event-chained 2, 4, 6 */
+    *spread = stats_of_row_pairs(b->ms, 1, SHAPES, b->reps, p->speedup);
     return part1_holds(p);
 }
 
@@ -201,15 +187,8 @@ static void pipelines(lab_run *run, bench *b)
     report_param(run->r, "batches", b->n, "");
     report_param(run->r, "stage_ms", stage_ms, "ms");
     lab_attempt(run, "host-chained vs event-chained", attempt_part1, &p);
-    /* --trace: one more balanced run host- and event-chained, each in a span
-     * of its own, for make plots' figure; its numbers stay out of the
-     * statistics, which are the rounds'. */
-    for (int i = 1; i <= 2 && timeline_active(); i++) {
-        double unused[2];
-        timeline_span_begin(how_name[p.w[i].how]);
-        timed_run(&p.w[i], unused);
-        timeline_span_end();
-    }
+    for (int i = 1; i <= 2; i++) /* --trace: balanced host- and event-chained, for a figure */
+        timeline_traced_run(how_name[p.w[i].how], timed_run, &p.w[i]);
     for (int i = 0; i < WAYS; i++) {
         const way *w = &p.w[i];
         char name[64];
@@ -249,17 +228,17 @@ static void pipelines(lab_run *run, bench *b)
 enum wait_mode { SPIN, BLOCKING, POLL, MODES, POLL_US = 50 };
 static const char *const mode_name[] = {"spin (default)", "cudaEventBlockingSync",
                                         "poll every 50 us"};
+static const char *const hop_name[] = {"GPU hop (event wait)", "launch + stream sync",
+                                       "launch + blocking event sync"};
 
 typedef struct waits waits;
-typedef struct {
-    waits *w;
-    enum wait_mode m;
-} wait_way;
+typedef struct { waits *w; int how; } wait_way; /* how: a wait_mode, or a hop_way */
+static_assert((int)MODES == (int)HOP_WAYS, "the ways of waiting and of hopping share their contexts");
 struct waits {
     bench *b;
-    cudaEvent_t ev[MODES];          /* SPIN and POLL: a plain event; BLOCKING: BlockingSync */
-    launch_record *d_rec, *h_clock; /* the long kernel's record; a clock reading, pinned */
-    uint64_t tag;
+    cudaEvent_t ev[MODES]; /* SPIN and POLL: a plain event; BLOCKING: BlockingSync */
+    kernel_wait k;         /* the --wait-ms kernel's record, and the clocks' offset */
+    event_timer timer[HOP_WAYS];
     wait_way way[MODES];
     stats cpu_s[MODES], late_s[MODES];
 };
@@ -270,18 +249,20 @@ struct waits {
 static void one_wait(void *ctx, double *v)
 {
     waits *w = ((wait_way *)ctx)->w;
-    enum wait_mode m = ((wait_way *)ctx)->m;
-    launch_record rec;
-    long long offset = host_minus_gpu_clock_ns(w->b->s[0], w->h_clock, CLOCK_READS);
-    uint64_t tag = ++w->tag, ns = ns_from_ms(wait_ms);
-    double returned_ms;
-    spin_and_log<<<1, 1, 0, w->b->s[0]>>>(ns, tag, w->d_rec);
-    CHECK_LAUNCH();
-    CUDA_CHECK(cudaEventRecord(w->ev[m], w->b->s[0]));
-    v[0] = 100 * event_wait(w->ev[m], m == POLL ? POLL_US : 0, &returned_ms);
-    CUDA_CHECK(cudaMemcpy(&rec, w->d_rec, sizeof rec, cudaMemcpyDeviceToHost));
-    tally_add(&w->b->waited, 1, rec.tag != tag || rec.end_ns - rec.start_ns < ns, 0);
-    v[1] = ((long long)(returned_ms * 1e6) - ((long long)rec.end_ns + offset)) / 1e3;
+    enum wait_mode m = (enum wait_mode)((wait_way *)ctx)->how;
+    v[0] = 100 * kernel_wait_measure(&w->k, w->b->s[0], ns_from_ms(wait_ms), w->ev[m],
+                                     m == POLL ? POLL_US : 0, &v[1]);
+}
+
+/* One hop, HOPS times a sample (waits.h): kept on the GPU by an event, timed
+ * by events; through the host, by cudaStreamSynchronize or by
+ * cudaEventSynchronize on a BlockingSync event, on the host's clock. */
+static void one_hop(void *ctx, double *us)
+{
+    waits *w = ((wait_way *)ctx)->w;
+    int how = ((wait_way *)ctx)->how;
+    *us = dependency_hop_us((enum hop_way)how, w->b->s, w->b->done[0], w->ev[BLOCKING],
+                            &w->timer[how], HOPS, &w->b->gate_late);
 }
 
 /* Blocking sync frees the core a spinning wait burns (H100 probe: 0.1% of a
@@ -297,83 +278,29 @@ static int attempt_waits(void *ctx, double *spread)
 {
     waits *w = (waits *)ctx;
     int n = w->b->reps;
-    double *cpu = w->b->ms, *late = cpu + MODES * n;
-    measure_ways(one_wait, w->way, sizeof w->way[0], MODES, 2, WARMUP, n, cpu);
-    for (int m = 0; m < MODES; m++)
-        w->cpu_s[m] = stats_of(cpu + m * n, n), w->late_s[m] = stats_of(late + m * n, n);
+    measure_ways(one_wait, w->way, sizeof w->way[0], MODES, 2, WARMUP, n, w->b->ms);
+    stats_of_rows(w->b->ms, MODES, n, w->cpu_s);
+    stats_of_rows(w->b->ms + MODES * n, MODES, n, w->late_s);
     *spread = 0;
     return verdict_holds(&BLOCKING_FREES_CPU, w->cpu_s[BLOCKING].median / w->cpu_s[SPIN].median);
-}
-
-/* One hop, three ways, HOPS times a sample: a tiny kernel in the other
- * stream behind an event, timed by events on the GPU, behind a gate kernel
- * that holds the chain until it is all issued (so the host's issuing is not
- * in it); a launch then cudaStreamSynchronize; a launch then
- * cudaEventSynchronize on a BlockingSync event: both on the host's clock. */
-enum hop { GPU_HOP, HOST_SYNC, BLOCKING_EVENT, HOP_WAYS };
-static const char *const hop_name[] = {"GPU hop (event wait)", "launch + stream sync",
-                                       "launch + blocking event sync"};
-typedef struct {
-    bench *b;
-    cudaEvent_t blocking;
-    event_timer timer;
-    enum hop how;
-} hop_way;
-
-static void hop_us(void *ctx, double *us)
-{
-    hop_way *h = (hop_way *)ctx;
-    bench *b = h->b;
-    if (h->how == GPU_HOP) {
-        spin_for_ns<<<1, 1, 0, b->s[0]>>>(ns_from_ms(2)); /* the gate: 2 ms >> 100 issues */
-        CHECK_LAUNCH();
-        event_timer_start(&h->timer, b->s[0]);
-    }
-    double t0 = host_time_ms();
-    for (int i = 0; i < HOPS; i++) {
-        cudaStream_t st = b->s[h->how == GPU_HOP ? i % 2 : 0];
-        if (h->how == GPU_HOP && i)
-            CUDA_CHECK(cudaStreamWaitEvent(st, b->done[0], 0));
-        spin_for_ns<<<1, 1, 0, st>>>(0);
-        CHECK_LAUNCH();
-        if (h->how == GPU_HOP) {
-            CUDA_CHECK(cudaEventRecord(b->done[0], st));
-        } else if (h->how == HOST_SYNC) {
-            CUDA_CHECK(cudaStreamSynchronize(st));
-        } else {
-            CUDA_CHECK(cudaEventRecord(h->blocking, st));
-            CUDA_CHECK(cudaEventSynchronize(h->blocking));
-        }
-    }
-    if (h->how != GPU_HOP) {
-        *us = (host_time_ms() - t0) * 1e3 / HOPS;
-        return;
-    }
-    b->gate_late += event_finished(h->timer.start);
-    event_timer_stop(&h->timer, b->s[(HOPS - 1) % 2]);
-    *us = event_timer_ms(&h->timer) * 1e3 / HOPS;
 }
 
 static void waiting(lab_run *run, bench *b)
 {
     int n = b->reps;
-    hop_way h[HOP_WAYS];
+    stats hop[HOP_WAYS];
     waits w = {b, {lab_event(run, cudaEventDisableTiming),
                    lab_event(run, cudaEventDisableTiming | cudaEventBlockingSync)}};
     w.ev[POLL] = w.ev[SPIN];
-    w.d_rec = (launch_record *)lab_device(run, sizeof(launch_record));
-    w.h_clock = (launch_record *)lab_pinned(run, sizeof(launch_record));
-    for (int m = 0; m < MODES; m++)
-        w.way[m] = (wait_way){&w, (enum wait_mode)m};
+    w.k = kernel_wait_open(run, CLOCK_READS, &b->waited);
     for (int i = 0; i < HOP_WAYS; i++)
-        h[i] = (hop_way){b, w.ev[BLOCKING], lab_timer(run), (enum hop)i};
+        w.timer[i] = lab_timer(run), w.way[i] = (wait_way){&w, i};
     report_section(run->r, "Part 2: what waiting costs the host");
-    measure_ways(hop_us, h, sizeof h[0], HOP_WAYS, 1, WARMUP, n, b->ms);
-    for (int i = 0; i < HOP_WAYS; i++) {
-        stats hop = stats_of(b->ms + i * n, n);
-        report_stats(run->r, hop_name[i], "per_hop", &hop, "us");
-    }
-    report_value(run->r, hop_name[GPU_HOP], "gate_ended_early", b->gate_late, "count");
+    measure_ways(one_hop, w.way, sizeof w.way[0], HOP_WAYS, 1, WARMUP, n, b->ms);
+    stats_of_rows(b->ms, HOP_WAYS, n, hop);
+    for (int i = 0; i < HOP_WAYS; i++)
+        report_stats(run->r, hop_name[i], "per_hop", &hop[i], "us");
+    report_value(run->r, hop_name[HOP_GPU], "gate_ended_early", b->gate_late, "count");
     report_param(run->r, "wait_ms", wait_ms, "ms");
     lab_attempt(run, "spin vs blocking sync", attempt_waits, &w);
     for (int m = 0; m < MODES; m++) {
@@ -395,14 +322,8 @@ static void bench_open(lab_run *run, bench *b)
                   .footprint = pipeline_stage_footprint()};
     *b = init;
     lab_streams(run, b->s, STAGES, "stage", cudaStreamNonBlocking);
-    for (int s = 0; s < STAGES - 1; s++)
-        b->done[s] = lab_event(run, cudaEventDisableTiming); /* ordering only: cheaper */
-    pipeline_buffers p = {STAGES, b->n, (uint32_t *)lab_device(run, b->n * sizeof(uint32_t)),
-                          (uint32_t *)lab_pageable(run, (2 + STAGES) * b->n * sizeof(uint32_t))};
-    p.seed = p.h_value + b->n, p.add = p.seed + b->n;
-    p.d_span = (stage_span *)lab_device(run, STAGES * b->n * sizeof(stage_span));
-    p.h_span = (stage_span *)lab_pageable(run, STAGES * b->n * sizeof(stage_span));
-    b->p = p;
+    lab_events(run, b->done, STAGES - 1, cudaEventDisableTiming); /* ordering only: cheaper */
+    b->p = pipeline_open(run, STAGES, b->n);
     b->ms = (double *)lab_pageable(run, 2 * WAYS * b->reps * sizeof(double));
     b->blocked = b->ms + WAYS * b->reps;
 }
