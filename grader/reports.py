@@ -13,9 +13,12 @@ import time
 import unicodedata
 import xml.etree.ElementTree as ET
 
-from rubric import fmt
+from rubric import SCORED, fmt
 
-CSV_FIELDS = ["student", "exercise", "points", "max_points", "status", "reason"]
+# Importers rely on the first six columns and their order; the second level's
+# points come after them, empty for an exercise without one.
+CSV_FIELDS = ["student", "exercise", "points", "max_points", "status", "reason",
+              "level2_points", "level2_max"]
 IMPORT_FIELDS = ["student", "total", "max"]
 TEXT_LIMIT = 300      # characters of a message from a student's code or its build
 # Characters that change how a text reads rather than what it says: the
@@ -60,8 +63,18 @@ def totals(student):
             sum(e["max_points"] for e in student["exercises"]))
 
 
+def by_level(exercise):
+    """(level, its criteria) in level order: one (None, all of them) for an
+    exercise without a second level, whose reports then read as before."""
+    if "levels" not in exercise:
+        return [(None, exercise["criteria"])]
+    return [(level, [c for c in exercise["criteria"] if c["level"] == level["level"]])
+            for level in exercise["levels"]]
+
+
 def table(students, heading):
-    """The readable report: per student, each exercise and each criterion."""
+    """The readable report: per student, each exercise, each of its levels
+    (when it has two) and each criterion."""
     lines = [printable(heading, 4 * TEXT_LIMIT), ""]
     for s in cleaned(students):
         points, total = totals(s)
@@ -69,12 +82,17 @@ def table(students, heading):
         for e in s["exercises"]:
             score = f"{fmt(e['points'])}/{fmt(e['max_points'])}"
             lines.append(f"  {e['exercise']}  {e['title'][:50]:<50}  {score:>6}  {e['status']}")
-            if e["status"] in ("passed", "partial", "failed", "flagged"):
-                for c in e["criteria"]:
+            for level, criteria in by_level(e):
+                if level:
+                    score = f"{fmt(level['points'])}/{fmt(level['max_points'])}"
+                    lines.append(f"      level {level['level']}  {score:>6}  {level['status']}")
+                if e["status"] not in SCORED:
+                    continue
+                for c in criteria:
                     mark = "[ok]  " if c["passed"] else "[FAIL]"
                     score = f"{fmt(c['points'])}/{fmt(c['max_points'])}"
                     lines.append(f"        {mark} {score:>5}  {c['name']}: {c['reason']}")
-            else:
+            if e["status"] not in SCORED:
                 lines.append(f"        {e['reason']}")
             if e.get("warning"):
                 lines.append(f"        {e['warning']}")
@@ -82,17 +100,36 @@ def table(students, heading):
     return "\n".join(lines)
 
 
+def test_name(exercise, criterion):
+    """A criterion as junit.xml and results.json name it: 'ex04 name: what', and
+    'ex04 level 2: name: what' where its exercise has a second level."""
+    level = f"level {criterion['level']}: " if "levels" in exercise else ""
+    return f"{exercise['exercise']} {level}{criterion['name']}: {criterion['what']}"
+
+
+def levels_in_words(exercise):
+    """' (level 1 10/10 passed, level 2 0/6 failed)', or '' without levels."""
+    if "levels" not in exercise:
+        return ""
+    return " (" + ", ".join(f"level {x['level']} {fmt(x['points'])}/{fmt(x['max_points'])} "
+                            f"{x['status']}" for x in exercise["levels"]) + ")"
+
+
 def write_csv(path, students, note=""):
-    """One row per student and exercise: student,exercise,points,max_points,status,reason.
+    """One row per student and exercise: student,exercise,points,max_points,status,reason,
+    level2_points,level2_max (points and max_points are both levels' totals).
     A note (how the run was made) closes every reason."""
     with open(path, "w", newline="", encoding="utf-8") as f:
         out = csv.writer(f, lineterminator="\n")
         out.writerow(CSV_FIELDS)
         for s in cleaned(students):
             for e in s["exercises"]:
+                second = next((x for x in e.get("levels", []) if x["level"] == 2), None)
                 out.writerow([s["student"], e["exercise"], fmt(e["points"]),
                               fmt(e["max_points"]), e["status"],
-                              f"{e['reason']}; {note}" if note else e["reason"]])
+                              f"{e['reason']}; {note}" if note else e["reason"],
+                              fmt(second["points"]) if second else "",
+                              fmt(second["max_points"]) if second else ""])
 
 
 def write_import_csv(path, students):
@@ -126,7 +163,7 @@ def write_junit(path, students, note=""):
                           value=printable(note))
         for e, c in cases:
             case = ET.SubElement(suite, "testcase", classname=f"{s['student']}.{e['exercise']}",
-                                 name=f"{e['exercise']} {c['name']}: {c['what']}", time="0")
+                                 name=test_name(e, c), time="0")
             if c["points"] < c["max_points"] or not c["passed"]:
                 failure = ET.SubElement(case, "failure", type="failure")
                 failure.text = (f"{fmt(c['points'])}/{fmt(c['max_points'])} points: "
@@ -147,15 +184,15 @@ def gradescope(student, note=""):
     for e in student["exercises"]:
         for c in e["criteria"]:
             tests.append({
-                "name": f"{e['exercise']} {c['name']}: {c['what']}",
+                "name": test_name(e, c),
                 "score": c["points"],
                 "max_score": c["max_points"],
                 "status": "passed" if c["passed"] else "failed",
                 "output": c["reason"],
-                "tags": [c["kind"]],
+                "tags": [c["kind"]] + ([f"level {c['level']}"] if "levels" in e else []),
             })
     summary = "; ".join(f"{e['exercise']} {fmt(e['points'])}/{fmt(e['max_points'])} "
-                        f"{e['status']}" for e in student["exercises"])
+                        f"{e['status']}{levels_in_words(e)}" for e in student["exercises"])
     output = f"{fmt(points)}/{fmt(total)} points: {summary}"
     return {
         "score": points,

@@ -14,13 +14,18 @@ import configparser
 import math
 
 KINDS = ("correctness", "concept")
-EXERCISE_KEYS = {"title", "time_limit_s", "memcheck_time_limit_s"}
+LEVELS = (1, 2)
+EXERCISE_KEYS = {"title", "time_limit_s", "memcheck_time_limit_s"}   # each one required
+OPTIONAL_EXERCISE_KEYS = {"levels"}
 CRITERION_KEYS = {"kind", "points", "metric", "min", "max", "relative_to_solution", "what",
-                  "model_limit"}
+                  "model_limit", "level"}
 # The status of an exercise for the instructor to look at: a value outside
 # physics (outside_physics), or a result line the student's code printed
 # (runner.run_pass). It earns nothing there.
 FLAGGED = "flagged"
+# The statuses of an exercise that ran and was scored criterion by criterion
+# (the others say why it never was: missing, build_error, timed_out, ...).
+SCORED = ("passed", "partial", "failed", FLAGGED)
 
 
 class RubricError(Exception):
@@ -62,7 +67,7 @@ def load(path, exercise):
     for key in EXERCISE_KEYS:
         if not parser.has_option("exercise", key):
             raise RubricError(f"{path} [exercise]: {key} is missing")
-    unknown = set(parser.options("exercise")) - EXERCISE_KEYS
+    unknown = set(parser.options("exercise")) - EXERCISE_KEYS - OPTIONAL_EXERCISE_KEYS
     if unknown:
         raise RubricError(f"{path} [exercise]: unknown key {sorted(unknown)[0]!r}")
     rubric = {
@@ -73,12 +78,23 @@ def load(path, exercise):
                                          positive=True),
         "criteria": [],
     }
-    for name in parser.sections():
-        if name != "exercise":
-            rubric["criteria"].append(_criterion(parser, name, path))
+    every = [_criterion(parser, name, path) for name in parser.sections() if name != "exercise"]
+    # levels = 1: a course that does not use the second level (checked all the same)
+    kept = (_level(parser, "exercise", "levels", path)
+            if parser.has_option("exercise", "levels") else max(LEVELS))
+    rubric["criteria"] = [c for c in every if c["level"] <= kept]
     if not rubric["criteria"]:
         raise RubricError(f"{path}: no criteria (one section per criterion)")
+    rubric["levels"] = max(c["level"] for c in rubric["criteria"])
     return rubric
+
+
+def _level(parser, section, key, path):
+    text = parser.get(section, key)
+    if text not in [str(n) for n in LEVELS]:
+        raise RubricError(f"{path} [{section}] {key} = {text!r}: must be "
+                          f"{' or '.join(map(str, LEVELS))}")
+    return int(text)
 
 
 def _criterion(parser, name, path):
@@ -115,6 +131,7 @@ def _criterion(parser, name, path):
         "relative": optional("relative_to_solution"),
         "limit": optional("model_limit"),
         "what": parser.get(name, "what"),
+        "level": _level(parser, name, "level", path) if "level" in keys else 1,
     }
 
 
@@ -225,7 +242,9 @@ SHARED_WARNING = ("warning: another process used the GPU during the measurement,
 
 def score(rubric, outcome, reference=None):
     """The points of one exercise: a dict with status, reason, points and one
-    entry per criterion. reference: the reference solution's measure-pass
+    entry per criterion; with a second level, "levels" too: each level's
+    points, max_points and status (points and max_points above stay the
+    totals of both). reference: the reference solution's measure-pass
     metrics in this run, or None."""
     result = _score(rubric, outcome, reference)
     if _value((outcome.get("measure") or {}).get("metrics"), "gpu_shared"):
@@ -246,7 +265,7 @@ def _score(rubric, outcome, reference):
     note = memcheck_note(outcome)
     memcheck_errors = (outcome.get("check") or {}).get("memcheck", {}).get("errors", 0)
     passes = [outcome["measure"]] + ([outcome["check"]] if outcome.get("check") else [])
-    correct = True
+    wrong = set()   # the levels with a correctness criterion failed
     for c in (c for c in rubric["criteria"] if c["kind"] == "correctness"):
         # the worst value over both passes: the largest against a max, the smallest against a min
         values = [_value(p.get("metrics"), c["metric"]) for p in passes]
@@ -257,21 +276,24 @@ def _score(rubric, outcome, reference):
         ok, text = _judge(c, value, reference)
         reason = f"{note}; {text}" if memcheck_errors else f"{text} [{note}]"
         ok = ok and not memcheck_errors
-        correct = correct and ok
+        if not ok:
+            wrong.add(c["level"])
         criteria.append(_result(c, c["points"] if ok else 0, ok, reason,
                                 outside_physics(c, value)))
     concepts = [c for c in rubric["criteria"] if c["kind"] == "concept"]
     measured = {c["name"]: _value(outcome["measure"].get("metrics"), c["metric"]) for c in concepts}
     # One measurement outside physics and none of the run's timings is to be
     # trusted: whatever made it (work the program's own stages did not
-    # expect, a gamed timer) touched the others too.
+    # expect, a gamed timer) touched the others too. One process measured
+    # both levels, so this holds across them.
     beyond = next((c["name"] for c in concepts if outside_physics(c, measured[c["name"]])), None)
     for c in concepts:
         value = measured[c["name"]]
         flag = outside_physics(c, value)
-        if not correct:
-            criteria.append(_result(c, 0, False, "not scored: a correctness criterion "
-                                    "failed, and a fast wrong answer earns nothing"))
+        blocked = _blocked_by(rubric, c, wrong)
+        if blocked is not None:
+            criteria.append(_result(c, 0, False, f"not scored: a {blocked}correctness "
+                                    "criterion failed, and a fast wrong answer earns nothing"))
         elif beyond and not flag:
             criteria.append(_result(c, 0, False, f"not scored: {beyond} lies beyond what the "
                                     "model allows, so no timing of this run is trusted"))
@@ -291,22 +313,52 @@ def _score(rubric, outcome, reference):
     if points >= total:
         return _exercise(rubric, "passed", f"full marks [{note}]", criteria)
     failed = [f"{r['name']}: {r['reason']}" for r in criteria
-              if not r["passed"] and (correct or r["kind"] == "correctness")]
-    if not correct:
-        failed.append("the concept criteria were not scored (a fast wrong answer earns nothing)")
+              if not r["passed"] and (r["kind"] == "correctness"
+                                      or _blocked_by(rubric, r, wrong) is None)]
+    if wrong:
+        which = "" if 1 in wrong else "level-2 "
+        failed.append(f"the {which}concept criteria were not scored (a fast wrong answer "
+                      "earns nothing)")
     return _exercise(rubric, "partial" if points > 0 else "failed", "; ".join(failed), criteria)
+
+
+def _blocked_by(rubric, criterion, wrong):
+    """None when a concept criterion may be scored, given the levels with a
+    wrong result; else the words that name the level ('' in a rubric of one
+    level). A level's concept criteria need its own results right, and level
+    one's: level two builds on it."""
+    level = 1 if 1 in wrong else criterion["level"] if criterion["level"] in wrong else None
+    if level is None:
+        return None
+    return f"level-{level} " if rubric["levels"] > 1 else ""
 
 
 def _result(criterion, points, passed, reason, flag=None):
     result = {"name": criterion["name"], "kind": criterion["kind"], "what": criterion["what"],
               "points": points, "max_points": criterion["points"], "passed": passed,
-              "reason": reason}
+              "reason": reason, "level": criterion["level"]}
     if flag:
         result["flag"] = flag
     return result
 
 
 def _exercise(rubric, status, reason, criteria):
-    return {"exercise": rubric["exercise"], "title": rubric["title"], "status": status,
-            "reason": reason, "points": sum(r["points"] for r in criteria),
-            "max_points": sum(r["max_points"] for r in criteria), "criteria": criteria}
+    result = {"exercise": rubric["exercise"], "title": rubric["title"], "status": status,
+              "reason": reason, "points": sum(r["points"] for r in criteria),
+              "max_points": sum(r["max_points"] for r in criteria), "criteria": criteria}
+    if rubric["levels"] > 1:   # points shown apart; the totals above stay the gradebook's
+        result["levels"] = [_level_result(level, status, criteria)
+                            for level in range(1, rubric["levels"] + 1)]
+    return result
+
+
+def _level_result(level, status, criteria):
+    """One level's points and status, in the exercise's words: the
+    exercise's own status when it never got to be scored (a build error
+    stops both levels), flagged when a value of this level is."""
+    mine = [r for r in criteria if r["level"] == level]
+    points, total = sum(r["points"] for r in mine), sum(r["max_points"] for r in mine)
+    if status in SCORED:
+        status = (FLAGGED if any(r.get("flag") for r in mine) else "passed" if points >= total
+                  else "partial" if points > 0 else "failed")
+    return {"level": level, "points": points, "max_points": total, "status": status}

@@ -92,8 +92,27 @@ double grading_uniform(double lo, double hi)
     return lo + (hi - lo) * (u / 4294967296.0);
 }
 
+/* One criterion's line of the preview (and its value, in --csv and --json). */
+static void preview_criterion(report *r, int text, const rubric_criterion *c,
+                              const rubric_result *res)
+{
+    char got[32], max[32];
+    if (!text)
+        report_value(r, "points preview", c->name, res->points, "points");
+    report_text(r, "  %s %-18s %4s/%-3s %s\n",
+                !res->scored ? "[ -- ]" : res->flagged ? "[FLAG]"
+                : res->passed ? "[pass]" : "[FAIL]", c->name,
+                rubric_fmt(got, sizeof got, res->points),
+                rubric_fmt(max, sizeof max, c->points), res->reason);
+    if (c->has_relative)
+        report_text(r, "  %-25s (the grader holds it to %s x the reference solution's "
+                    "value, measured in the same grading run)\n", "",
+                    rubric_fmt(max, sizeof max, c->relative));
+}
+
 /* The table "What the grader would give": the rubric read now, scored as
- * grader/rubric.py scores one run. */
+ * grader/rubric.py scores one run; with a second level, its criteria under
+ * their own subtotal, as the grader's reports show them. */
 static void preview(lab_run *run)
 {
     report *r = run->r;
@@ -112,23 +131,24 @@ static void preview(lab_run *run)
         report_text(r, "  the rubric cannot be read: %s\n", why);
         return;
     }
-    double points = rubric_score(&rb, grading.name, grading.value, grading.n, res), total = 0;
+    double points = rubric_score(&rb, grading.name, grading.value, grading.n, res), total;
     int text = !run->opt.csv && !run->opt.json;
-    for (int i = 0; i < rb.n; i++) {
-        const rubric_criterion *c = &rb.c[i];
-        total += c->points;
-        if (!text)
-            report_value(r, "points preview", c->name, res[i].points, "points");
-        report_text(r, "  %s %-18s %4s/%-3s %s\n",
-                    !res[i].scored ? "[ -- ]" : res[i].flagged ? "[FLAG]"
-                    : res[i].passed ? "[pass]" : "[FAIL]", c->name,
-                    rubric_fmt(got, sizeof got, res[i].points),
-                    rubric_fmt(max, sizeof max, c->points), res[i].reason);
-        if (c->has_relative)
-            report_text(r, "  %-25s (the grader holds it to %s x the reference solution's "
-                        "value, measured in the same grading run)\n", "",
-                        rubric_fmt(max, sizeof max, c->relative));
+    for (int level = 1; level <= rb.levels; level++) {
+        if (rb.levels > 1) {
+            double mine = rubric_points(&rb, res, level, &total);
+            char name[32];
+            snprintf(name, sizeof name, "level %d", level);
+            if (!text)
+                report_value(r, "points preview", name, mine, "points");
+            report_text(r, "  %s: %s of %s points%s\n", name, rubric_fmt(got, sizeof got, mine),
+                        rubric_fmt(max, sizeof max, total),
+                        level > 1 ? " (a second level, graded apart)" : "");
+        }
+        for (int i = 0; i < rb.n; i++)
+            if (rb.c[i].level == level)
+                preview_criterion(r, text, &rb.c[i], &res[i]);
     }
+    rubric_points(&rb, res, 0, &total);
     if (!text)
         report_value(r, "points preview", "total", points, "points");
     report_text(r, "  total: %s of %s points for this run, by %s\n"

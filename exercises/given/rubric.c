@@ -148,10 +148,25 @@ static int known(const char *key, const char *const *keys)
     return 0;
 }
 
+/* Each one required; "levels" may be there too. */
 static const char *const EXERCISE_KEYS[] = {"title", "time_limit_s", "memcheck_time_limit_s", NULL};
 static const char *const CRITERION_KEYS[] = {"kind", "points", "metric", "min", "max",
                                              "relative_to_solution", "what",
-                                             "model_limit", NULL};
+                                             "model_limit", "level", NULL};
+
+/* A level, "1" or "2", as rubric.py's _level; `absent` when the key is not there. */
+static int level(const section *s, const char *key, int absent, int *v, const char *path,
+                 char *why, size_t size)
+{
+    const char *text = get(s, key);
+    *v = absent;
+    if (!text)
+        return 0;
+    if (strlen(text) != 1 || text[0] < '1' || text[0] > '0' + RUBRIC_MAX_LEVEL)
+        return say(why, size, "%s [%s] %s = '%s': must be 1 or 2", path, s->name, key, text);
+    *v = text[0] - '0';
+    return 0;
+}
 
 static int check_exercise(const section *s, rubric *r, const char *path, char *why, size_t size)
 {
@@ -160,7 +175,7 @@ static int check_exercise(const section *s, rubric *r, const char *path, char *w
         if (!get(s, *k))
             return say(why, size, "%s [exercise]: %s is missing", path, *k);
     for (int i = 0; i < s->n; i++)
-        if (!known(s->p[i].key, EXERCISE_KEYS))
+        if (!known(s->p[i].key, EXERCISE_KEYS) && strcmp(s->p[i].key, "levels"))
             return say(why, size, "%s [exercise]: unknown key '%s'", path, s->p[i].key);
     if (number(s, "time_limit_s", 1, &limit, path, why, size) ||
         number(s, "memcheck_time_limit_s", 1, &limit, path, why, size))
@@ -207,6 +222,8 @@ static int criterion(const section *s, rubric_criterion *c, const char *path, ch
                    rubric_fmt(limit, sizeof limit, c->limit),
                    rubric_fmt(bound, sizeof bound, c->has_min ? c->min : c->max));
     }
+    if (level(s, "level", 1, &c->level, path, why, size))
+        return -1;
     c->concept = !strcmp(kind, "concept");
     snprintf(c->name, sizeof c->name, "%s", s->name);
     snprintf(c->metric, sizeof c->metric, "%s", get(s, "metric"));
@@ -240,6 +257,17 @@ int rubric_load(const char *path, rubric *r, char *why, size_t size)
     for (int i = 0; i < d.n; i++)
         if (&d.s[i] != exercise && criterion(&d.s[i], &r->c[r->n++], path, why, size))
             return -1;
+    /* levels = 1: a course that does not use the second level (checked all the same) */
+    int keep, n = r->n;
+    if (level(exercise, "levels", RUBRIC_MAX_LEVEL, &keep, path, why, size))
+        return -1;
+    r->n = 0;
+    for (int i = 0; i < n; i++)
+        if (r->c[i].level <= keep) {
+            r->c[r->n++] = r->c[i];
+            if (r->c[i].level > r->levels)
+                r->levels = r->c[i].level;
+        }
     if (r->n == 0)
         return say(why, size, "%s: no criteria (one section per criterion)", path);
     return 0;
@@ -294,13 +322,21 @@ static int judge(const rubric_criterion *c, double v, char *reason, size_t size)
     return ok;
 }
 
+/* rubric.py's _blocked_by: 0 when a concept criterion of `level` may be
+ * scored, else the level whose correctness failed (level one's blocks both). */
+static int blocked_by(const int *wrong, int level)
+{
+    return wrong[1] ? 1 : wrong[level] ? level : 0;
+}
+
 double rubric_score(const rubric *r, const char *const *names, const double *values, int n,
                     rubric_result *out)
 {
-    int correct = 1, beyond = 0;
+    int wrong[RUBRIC_MAX_LEVEL + 1] = {0}; /* a correctness criterion of that level failed */
+    int beyond = 0;
     double points = 0;
     /* rubric.py's rule: one concept value outside physics, and no timing of
-     * the run is trusted */
+     * the run (both levels: one process measured them) is trusted */
     for (int i = 0; i < r->n; i++)
         beyond |= r->c[i].concept && outside_physics(&r->c[i], value_of(r->c[i].metric, names,
                                                                            values, n));
@@ -311,9 +347,13 @@ double rubric_score(const rubric *r, const char *const *names, const double *val
             if (c->concept != pass)
                 continue;
             memset(o, 0, sizeof *o);
-            if (c->concept && !correct) {
-                snprintf(o->reason, sizeof o->reason, "not scored: a correctness criterion "
-                         "failed, and a fast wrong answer earns nothing");
+            int blocked = c->concept ? blocked_by(wrong, c->level) : 0;
+            if (blocked) {
+                char which[32] = "";
+                if (r->levels > 1)
+                    snprintf(which, sizeof which, "level-%d ", blocked);
+                snprintf(o->reason, sizeof o->reason, "not scored: a %scorrectness criterion "
+                         "failed, and a fast wrong answer earns nothing", which);
                 continue;
             }
             double v = value_of(c->metric, names, values, n);
@@ -328,8 +368,20 @@ double rubric_score(const rubric *r, const char *const *names, const double *val
             o->flagged = outside_physics(c, v);
             o->points = o->passed ? c->points : 0;
             points += o->points;
-            if (!c->concept)
-                correct = correct && o->passed;
+            if (!c->concept && !o->passed)
+                wrong[c->level] = 1;
+        }
+    return points;
+}
+
+double rubric_points(const rubric *r, const rubric_result *out, int level, double *max)
+{
+    double points = 0;
+    *max = 0;
+    for (int i = 0; i < r->n; i++)
+        if (level == 0 || r->c[i].level == level) {
+            points += out[i].points;
+            *max += r->c[i].points;
         }
     return points;
 }

@@ -12,11 +12,14 @@
 extern "C" {
 #endif
 
-enum { RUBRIC_MAX_CRITERIA = 16, RUBRIC_NAME = 64, RUBRIC_TEXT = 512 };
+/* RUBRIC_MAX_LEVEL: an exercise's criteria are of level 1 or of its
+ * second level, scored apart (grader/rubric.py says how). */
+enum { RUBRIC_MAX_CRITERIA = 16, RUBRIC_MAX_LEVEL = 2, RUBRIC_NAME = 64, RUBRIC_TEXT = 512 };
 
 typedef struct {
     char name[RUBRIC_NAME], metric[RUBRIC_NAME], what[RUBRIC_TEXT];
     int concept; /* 0: a correctness criterion */
+    int level;   /* 1, or 2 for the exercise's second level */
     double points;
     int has_min, has_max, has_relative, has_limit;
     double min, max, relative; /* relative: relative_to_solution */
@@ -25,13 +28,16 @@ typedef struct {
 
 typedef struct {
     char title[RUBRIC_TEXT];
+    int levels; /* the highest level of c[]: 1, or 2 when it has a second level */
     int n;
     rubric_criterion c[RUBRIC_MAX_CRITERIA];
 } rubric;
 
-/* Reads the rubric in `path`. Returns 0; 1 when there is no such file (an
- * instructor may withhold grader/rubrics/); -1 when it cannot be used, with
- * the file, the section and the key in why[], as rubric.py words it. */
+/* Reads the rubric in `path`, without the criteria of a level past
+ * `[exercise] levels` when it says one. Returns 0; 1 when there is no such
+ * file (an instructor may withhold grader/rubrics/); -1 when it cannot be
+ * used, with the file, the section and the key in why[], as rubric.py
+ * words it. */
 int rubric_load(const char *path, rubric *r, char *why, size_t size);
 
 /* One criterion as the grader scores it from one run and no reference
@@ -48,6 +54,10 @@ typedef struct {
  * "not measured") against r: out[i] for r->c[i]. Returns the points. */
 double rubric_score(const rubric *r, const char *const *names, const double *values, int n,
                     rubric_result *out);
+
+/* The points that out[] (from rubric_score) gives the criteria of `level`,
+ * and their maximum in *max; level 0: all of them, the exercise's total. */
+double rubric_points(const rubric *r, const rubric_result *out, int level, double *max);
 
 /* A number as rubric.py's fmt() writes it: 3, 0.5, 1.87, 1.2e-05. */
 const char *rubric_fmt(char *buf, size_t size, double v);

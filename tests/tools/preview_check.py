@@ -2,10 +2,12 @@
 """Holds the exercises' points preview (exercises/given/rubric.c, through
 build/tests/preview_test) to the grader's scoring (grader/rubric.py).
 
-    preview_check.py PREVIEW_TEST RECORDED_DIR
+    preview_check.py PREVIEW_TEST RECORDED_DIR [RUBRICS_DIR]
 
 For every recorded run in RECORDED_DIR (*/outcomes/exNN.json) whose measure
-pass measured, scores its metrics with both, as one run without a reference
+pass measured, scores its metrics with both against RUBRICS_DIR/exNN.ini
+(default grader/rubrics; each level's subtotal too, where a rubric has a
+second level), as one run without a reference
 solution: as recorded, then with each criterion's metric set exactly on its
 bound (and on and past its model_limit), and with it missing. Prints how many it compared; exits 1 naming the
 first run and metrics on which the two differ.
@@ -33,7 +35,7 @@ def variants(rb, metrics):
         yield {k: v for k, v in metrics.items() if k != c["metric"]}
 
 
-def main(tool, recorded):
+def main(tool, recorded, rubrics=ROOT / "grader" / "rubrics"):
     compared = 0
     for path in sorted(Path(recorded).glob("*/outcomes/ex*.json")):
         outcome = json.loads(path.read_text(encoding="utf-8"))
@@ -41,7 +43,7 @@ def main(tool, recorded):
         if measure.get("status") != "ok":
             continue
         ex = outcome["exercise"]
-        ini = ROOT / "grader" / "rubrics" / f"{ex}.ini"
+        ini = Path(rubrics) / f"{ex}.ini"
         rb = rubric.load(ini, ex)
         numbers = {k: v for k, v in measure["metrics"].items()
                    if isinstance(v, (int, float)) and not isinstance(v, bool)}
@@ -49,6 +51,7 @@ def main(tool, recorded):
             one_run = dict(outcome, measure=dict(measure, metrics=metrics), check=None)
             py = rubric.score(rb, one_run, None)
             want = [f"{c['name']} {rubric.fmt(c['points'])}" for c in py["criteria"]]
+            want += [f"level-{x['level']} {rubric.fmt(x['points'])}" for x in py.get("levels", [])]
             want.append(f"total {rubric.fmt(py['points'])}")
             out = subprocess.run([tool, str(ini)] + [f"{k}={v!r}" for k, v in metrics.items()],
                                  capture_output=True, text=True, check=True).stdout
@@ -60,6 +63,6 @@ def main(tool, recorded):
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 3:
+    if len(sys.argv) not in (3, 4):
         sys.exit(__doc__)
-    main(sys.argv[1], sys.argv[2])
+    main(*sys.argv[1:])

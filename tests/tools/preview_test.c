@@ -4,7 +4,8 @@
  *
  *   preview_test RUBRIC.ini NAME=VALUE ...
  * prints one line per criterion, "name points passed|failed|flagged|unscored", then
- * "total points"; exits 1 (with the reason) when the rubric cannot be read. */
+ * with a second level "level-N points" per level, then "total points"; exits 1
+ * (with the reason) when the rubric cannot be read. */
 #include "rubric.h"
 
 #include <stdio.h>
@@ -43,6 +44,10 @@ int main(int argc, char **argv)
         printf("%s %s %s\n", r.c[i].name, rubric_fmt(v, sizeof v, res[i].points),
                !res[i].scored ? "unscored" : res[i].flagged ? "flagged"
                : res[i].passed ? "passed" : "failed");
+    for (int level = 1; r.levels > 1 && level <= r.levels; level++) {
+        double max;
+        printf("level-%d %s\n", level, rubric_fmt(v, sizeof v, rubric_points(&r, res, level, &max)));
+    }
     printf("total %s\n", rubric_fmt(v, sizeof v, total));
     return 0;
 }
