@@ -26,6 +26,7 @@
  * TIMING (timing.h, stats.h)
  *   event_timer_create/start/stop/ms/destroy   device events in the work's stream
  *   host_time_ms(), host_cpu_ms()           the host's monotonic clock; the process's CPU time
+ *   host_thread_cpu_ms()                    the calling thread's CPU time
  *   event_finished(e)                       has the GPU passed e? without waiting
  *   event_wait(e, nap_us, &returned_ms)     wait by polling or by cudaEventSynchronize: CPU share
  *   events_seen_ms(events, n, seen)         when the host saw each one passed

@@ -15,6 +15,7 @@ static double clock_ms(clockid_t clock)
 
 double host_time_ms(void) { return clock_ms(CLOCK_MONOTONIC); }
 double host_cpu_ms(void) { return clock_ms(CLOCK_PROCESS_CPUTIME_ID); }
+double host_thread_cpu_ms(void) { return clock_ms(CLOCK_THREAD_CPUTIME_ID); }
 
 int event_finished(cudaEvent_t e)
 {

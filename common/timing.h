@@ -20,6 +20,10 @@ double host_time_ms(void);
  * thread that did the waiting counts, not only the calling thread. */
 double host_cpu_ms(void);
 
+/* CPU time of the calling thread alone, in ms (CLOCK_THREAD_CPUTIME_ID):
+ * beside host_time_ms(), how much of a stretch the thread was on a core. */
+double host_thread_cpu_ms(void);
+
 typedef struct {
     cudaEvent_t start, stop;
 } event_timer;

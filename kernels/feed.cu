@@ -4,9 +4,10 @@
 #include "../common/stats.h"
 #include "../common/timing.h"
 
+#include <math.h>
 #include <string.h>
 
-enum { STEP_THREADS = 256, CALIBRATION_RUNS = 5 };
+enum { STEP_THREADS = 256, CALIBRATION_RUNS = 5, CALIBRATION_STEPS = 4 };
 
 /* `r` rounds of the affine map as one map x -> a x + b (mod 2^32). */
 static void compose(uint64_t r, uint32_t *a, uint32_t *b)
@@ -46,16 +47,34 @@ static double prepare_ms(feed_bench *f, uint32_t *buf)
     return stats_of(ms, CALIBRATION_RUNS).median;
 }
 
-/* Two points, none and 8 rounds a word, give the cost of writing the words
- * and of a round; then the rounds for `ms`, measured again. */
+/* Rounds for `ms`. The cost is not a straight line in the rounds: the
+ * first round or so of each word runs in the shadow of its hash and store
+ * (an out-of-order core overlaps them; each word's rounds are a chain of
+ * their own), so the line through none and 8 rounds a word prices a round
+ * too high at a few a word (the first H100 run: 2 ms asked, 1.38 ms got).
+ * Between those two points, false-position steps land within 5% of `ms`
+ * (at most CALIBRATION_STEPS more; each keeps one point below `ms` and one
+ * above, so a noisy sample cannot fling the rounds out of that range).
+ * Beyond 8 a word the line holds. */
 extern "C" double feed_calibrate(feed_bench *f, uint32_t *buf, double ms)
 {
-    f->rounds = 0;
-    double base = prepare_ms(f, buf);
-    f->rounds = 8 * (uint64_t)f->n;
-    double per_round = (prepare_ms(f, buf) - base) / (double)f->rounds;
-    f->rounds = ms > base && per_round > 0 ? (uint64_t)((ms - base) / per_round) : 0;
-    return prepare_ms(f, buf);
+    double lo[2] = {0, 0}, hi[2] = {8.0 * (double)f->n, 0}; /* {rounds, ms} */
+    f->rounds = 0, lo[1] = prepare_ms(f, buf);
+    f->rounds = (uint64_t)hi[0], hi[1] = prepare_ms(f, buf);
+    if (ms <= lo[1] || hi[1] <= lo[1]) {
+        f->rounds = 0;
+        return lo[1];
+    }
+    double r = (ms - lo[1]) * hi[0] / (hi[1] - lo[1]), t = 0;
+    for (int i = 0; i <= CALIBRATION_STEPS; i++) {
+        f->rounds = (uint64_t)r, t = prepare_ms(f, buf);
+        if (fabs(t - ms) <= 0.05 * ms || r > hi[0])
+            break;
+        double *end = t < ms ? lo : hi;
+        end[0] = r, end[1] = t;
+        r = lo[0] + (ms - lo[1]) * (hi[0] - lo[0]) / (hi[1] - lo[1]);
+    }
+    return t;
 }
 
 __global__ void feed_step(const uint32_t *d, size_t n, uint64_t seed, int batch, uint64_t rounds,

@@ -20,18 +20,29 @@ verdicts="one_thread_overlaps producers_keep_gpu_busy host_function_stalls_own_s
     attempts_told "$f" "serial vs producers"
 }
 
-@test "lab11 (default) reproduces the probe: serial ~ B(P+C+K), 4 producers within 15% of P + B max(P/w, C+K), the GPU busy ~90%" {
+# near_model FILE VARIANT METRIC: the measurement within 0.85x to 1.15x of
+# the lab's own prediction for it (the model with P as that way's
+# preparations took): the tolerance of lab11's verdicts. The preparations'
+# speed moves with the host (the first H100 run: 0.8x to 1.7x of the
+# calibrated P, way by way), so no fixed number of milliseconds is asserted.
+near_model() {
+    local m p
+    m=$(report value "$1" "$2" "$3") || fail "no $2 / $3 in $1"
+    p=$(from_json "$1" "[p['value'] for p in d['predictions'] if p['variant'] == '$2' and p['metric'] == '$3'][0]") ||
+        fail "no prediction for $2 / $3"
+    ok "0.85 * $p <= $m <= 1.15 * $p" "$2 $3 = $m, the lab's model $p (0.85x to 1.15x)"
+}
+
+@test "lab11 (default): every way's time within 15% of its model (serial B(P+C+K), w producers P + B max(P/w, C+K)), serial's and 4 producers' GPU busy too" {
     json_run ./lab11
     for v in $verdicts; do
         observed "$f" "$v"
     done
-    # 32 batches of P 4, C 0.08, K 2 ms (probe: serial 195.8 ms, one thread
-    # 131.4, 2 and 4 producers 71; the GPU busy 32.7%, 48.7%, 90%)
-    within "$f" "serial" time "194.6 * 0.9" "194.6 * 1.15"
-    within "$f" "1 producer" time "132 * 0.85" "132 * 1.15"
-    within "$f" "4 producers" time "70.6 * 0.85" "70.6 * 1.15"
-    within "$f" "4 producers" gpu_busy "90.7 * 0.85" 100
-    within "$f" "serial" gpu_busy "32.9 * 0.85" "32.9 * 1.15"
+    for way in serial "1 producer" "2 producers" "4 producers"; do
+        near_model "$f" "$way" time
+    done
+    near_model "$f" serial gpu_busy
+    near_model "$f" "4 producers" gpu_busy
 }
 
 @test "lab11 --no-wait reuses slots before their copies ran: wrong batches, and it exits 1" {
