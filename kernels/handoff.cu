@@ -1,6 +1,18 @@
-/* A buffer handed from one stream to another, around its free; see kernels.h. */
+/* A buffer handed from one stream to another, around its free, and the pool
+ * it comes from; see kernels.h. */
 #include "kernels.h"
 #include "../common/check.h"
+
+extern "C" cudaMemPool_t default_mem_pool(int device)
+{
+    int pools = 0;
+    cudaMemPool_t pool;
+    CUDA_CHECK(cudaDeviceGetAttribute(&pools, cudaDevAttrMemoryPoolsSupported, device));
+    if (!pools)
+        fail_cannot_run("this GPU or driver has no memory pools: cudaMallocAsync is unsupported");
+    CUDA_CHECK(cudaDeviceGetDefaultMemPool(&pool, device));
+    return pool;
+}
 
 extern "C" uint32_t *handoff_begin(const buffer_handoff *h, uint64_t seed)
 {

@@ -202,6 +202,10 @@ void seeded_fill_launch(uint32_t *p, size_t n, uint64_t seed, cudaStream_t strea
 void seeded_count_launch(const uint32_t *p, size_t n, uint64_t seed, unsigned long long *wrong,
                          cudaStream_t stream);
 
+/* The device's default memory pool, which cudaMallocAsync takes from; exits
+ * 3 (cannot run here) when this GPU or driver has no memory pools. */
+cudaMemPool_t default_mem_pool(int device);
+
 /* A buffer X that stream `owner` makes and stream `user` reads late (lab10's
  * part 4, ex10): who may free it, and when? The caller creates the streams
  * and the two events and allocates d_wrong (device memory). */
@@ -266,6 +270,16 @@ typedef struct { int stream, blocks, slot; } launch_slot;
  * one that did not is added to *order. Returns all that was wrong. */
 size_t verify_launches(const block_record *r, const launch_slot *l, int n, uint64_t tag,
                        uint64_t ns, int sms, uint64_t slack_ns, tally *blocks, tally *order);
+
+/* Records of n launches of spin_and_log, tags tag, tag+1, ...: the number
+ * that are wrong (another tag, or shorter than ns), added to *t, the first
+ * wrong one named as first + its index. */
+size_t verify_launch_records(const launch_record *r, int n, uint64_t tag, uint64_t ns,
+                             size_t first, tally *t);
+
+/* How many of the launches r[0..n-1] ran, in part, between start_ns and end_ns. */
+int launches_within(const launch_record *r, int n, unsigned long long start_ns,
+                    unsigned long long end_ns);
 
 /* The blocks among r[0..n-1] that began on an SM before the block there
  * before them had ended, allowing `slack_ns` for the clock's ticks: spin_blocks

@@ -93,6 +93,27 @@ size_t verify_affine(const uint32_t *in, const uint32_t *out, size_t n, int step
     return bad;
 }
 
+size_t verify_launch_records(const launch_record *r, int n, uint64_t tag, uint64_t ns,
+                             size_t first, tally *t)
+{
+    size_t bad = 0;
+    for (int i = 0; i < n; i++) {
+        int wrong = r[i].tag != tag + i || r[i].end_ns - r[i].start_ns < ns;
+        tally_add(t, 1, wrong, first + i);
+        bad += wrong;
+    }
+    return bad;
+}
+
+int launches_within(const launch_record *r, int n, unsigned long long start_ns,
+                    unsigned long long end_ns)
+{
+    int within = 0;
+    for (int i = 0; i < n; i++)
+        within += r[i].start_ns < end_ns && r[i].end_ns > start_ns;
+    return within;
+}
+
 size_t verify_block_records(const block_record *r, int blocks, uint64_t tag, uint64_t ns,
                             int sms, unsigned long long *earliest, tally *t)
 {

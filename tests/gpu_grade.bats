@@ -95,7 +95,7 @@ exercises ex06 1/10,partial
 exercises ex07 3/10,partial
 exercises ex08 4/10,partial
 exercises ex09 2/10,partial
-exercises ex10 0/10,failed
+exercises ex10 1/10,partial
 exercises ex11 4/10,partial
 exercises ex12 3/10,partial
 fake-output ex03 2/10,partial

@@ -99,16 +99,12 @@ int main(int argc, char **argv)
     lab_run lab;
     grading_begin(&lab, argc, argv, &ex);
     report *r = lab.r;
-    int check = grading_check(), device, pools = 0;
+    int check = grading_check(), device;
     double lo = check ? 0.2 : 2, hi = check ? 0.4 : 6;
     if (check)
         runs = 3, size_mib = 1;
     CUDA_CHECK(cudaGetDevice(&device));
-    CUDA_CHECK(cudaDeviceGetAttribute(&pools, cudaDevAttrMemoryPoolsSupported, device));
-    if (!pools)
-        fail_cannot_run("this GPU or driver has no memory pools: cudaMallocAsync is unsupported");
-    cudaMemPool_t pool;
-    CUDA_CHECK(cudaDeviceGetDefaultMemPool(&pool, device));
+    cudaMemPool_t pool = default_mem_pool(device);
     buffer_handoff h = {lab_stream(&lab, "owner", cudaStreamNonBlocking, 0),
                  lab_stream(&lab, "user", cudaStreamNonBlocking, 0),
                  lab_event(&lab, cudaEventDisableTiming), lab_event(&lab, cudaEventDisableTiming),

@@ -18,6 +18,32 @@
 
 #include <string.h>
 
+const char *free_ways = "all";
+
+void check_free_ways(void)
+{
+    if (strcmp(free_ways, "all") && strcmp(free_ways, "safe") && strcmp(free_ways, "unsafe"))
+        fail_usage("--free must be all, safe or unsafe (got '%s')", free_ways);
+}
+
+void bench_open(lab_run *run, bench *b, size_t words, uint64_t delay_ns, int records,
+                int samples)
+{
+    memset(b, 0, sizeof *b);
+    b->pool = default_mem_pool(run->opt.device);
+    b->reps = run->opt.reps;
+    b->tag = fresh_seed() >> 1;
+    b->a = lab_stream(run, "A", cudaStreamNonBlocking, 0);
+    b->b = lab_stream(run, "B", cudaStreamNonBlocking, 0);
+    b->h = (buffer_handoff){b->a, b->b, lab_event(run, cudaEventDisableTiming),
+                            lab_event(run, cudaEventDisableTiming),
+                            (unsigned long long *)lab_device(run, sizeof(unsigned long long)),
+                            words, delay_ns};
+    b->d_rec = (launch_record *)lab_device(run, records * sizeof(launch_record));
+    b->h_rec = (launch_record *)lab_pageable(run, records * sizeof(launch_record));
+    b->samples = (double *)lab_pageable(run, samples * sizeof(double));
+}
+
 enum free_way { UNSAFE, EVENT_WAIT, LAST_USER, FREE_WAYS };
 static const char *const free_name[] = {"freed in A, no wait", "A waits for B's event, then frees",
                                         "freed in B, its last user"};
@@ -74,9 +100,9 @@ static int attempt_frees(void *ctx, double *spread)
     return verdict_holds(&RACE_SEEN, p->frac.median);
 }
 
-void who_frees(lab_run *run, bench *b, const char *ways)
+void who_frees(lab_run *run, bench *b)
 {
-    int unsafe_only = !strcmp(ways, "unsafe"), safe_only = !strcmp(ways, "safe");
+    int unsafe_only = !strcmp(free_ways, "unsafe"), safe_only = !strcmp(free_ways, "safe");
     part4 p = {b, safe_only ? EVENT_WAIT : UNSAFE, unsafe_only ? EVENT_WAIT : FREE_WAYS};
     report_section(run->r, "Part 4: A makes a buffer, B reads it late; who frees it?");
     report_param(run->r, "size_mib", (double)b->h.words * sizeof(uint32_t) / MIB, "MiB");

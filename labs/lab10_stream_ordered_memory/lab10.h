@@ -1,6 +1,6 @@
 /* lab10's bench, which its two files share: lab10.cu (parts 1-3: what
  * allocation costs, and the pool) and frees.cu (part 4: who may free a
- * buffer that another stream reads). */
+ * buffer that another stream reads, and the bench's setup). */
 #ifndef LAB10_H
 #define LAB10_H
 
@@ -21,9 +21,21 @@ typedef struct {
     tally logged;                 /* part 2's kernel records */
 } bench;
 
-/* Part 4, in frees.cu. ways: "all" (the unsafe free as the lesson's
- * verdict, the two fixes as checks), "safe" (the fixes alone) or "unsafe"
- * (the unsafe free alone, its wrong words a failed check). */
-void who_frees(lab_run *run, bench *b, const char *ways);
+/* The run's streams A and B, part 4's handoff (X of `words`, B's work
+ * delay_ns before it reads), the pool, `records` launch records and
+ * `samples` numbers; the run owns them, lab_end() releases them. Exits 3
+ * when this GPU has no memory pools. In frees.cu. */
+void bench_open(lab_run *run, bench *b, size_t words, uint64_t delay_ns, int records,
+                int samples);
+
+/* --free, part 4's ways: "all" (the unsafe free as the lesson's verdict,
+ * the two fixes as checks), "safe" (the fixes alone) or "unsafe" (the
+ * unsafe free alone, its wrong words a failed check); check_free_ways()
+ * refuses anything else (a usage error). In frees.cu. */
+extern const char *free_ways;
+void check_free_ways(void);
+
+/* Part 4, in frees.cu: the ways --free names. */
+void who_frees(lab_run *run, bench *b);
 
 #endif

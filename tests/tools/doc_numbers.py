@@ -20,12 +20,13 @@ EX = {n: "exercises/" + f for n, f in [
     ("ex01", "ex01_default_stream.cu"), ("ex02", "ex02_pinned_memory.cu"),
     ("ex03", "ex03_event_timing.cu"), ("ex04", "ex04_double_buffering.cu"),
     ("ex05", "ex05_stream_priorities.cu"), ("ex06", "ex06_stream_races.cu"),
-    ("ex12", "ex12_graph_pipeline.cu")]}
+    ("ex10", "ex10_cross_stream_free.cu"), ("ex12", "ex12_graph_pipeline.cu")]}
 LAB = {n: "labs/%s/README.md" % d for n, d in [
     ("lab01", "lab01_default_stream"), ("lab02", "lab02_pinned_memory"),
     ("lab03", "lab03_event_timing"), ("lab04", "lab04_double_buffering"),
     ("lab05", "lab05_stream_priorities"), ("lab06", "lab06_stream_races"),
-    ("lab12", "lab12_cuda_graphs")]}
+    ("lab10", "lab10_stream_ordered_memory"), ("lab12", "lab12_cuda_graphs")]}
+LAB10 = "labs/lab10_stream_ordered_memory/"
 LAB12 = "labs/lab12_cuda_graphs/"
 RUBRIC = "grader/rubrics/%s.ini"
 GUIDE = "exercises/README.md"
@@ -48,6 +49,11 @@ def quarter(v):
     """0.25 as the prose says it; any other value as a percentage, which the
     prose does not say, so a changed limit fails until the prose follows."""
     return "a quarter" if v == 0.25 else pct(v)
+
+
+def fifth(v):
+    """0.2 as the prose says it; any other value as a percentage."""
+    return "a fifth" if v == 0.2 else pct(v)
 
 
 def rpct(v):
@@ -154,6 +160,55 @@ FACTS = [
      {LAB["lab06"]: [lambda v: f"{num(v)} to 8 times"],
       RUBRIC % "ex06": [lambda v: f"{num(v)}-8x"],
       GUIDE: [lambda v: f"{num(v)}-8x slower"]}),
+    ("lab10's pairs", LAB10 + "lab10.cu", r"PAIRS = (\d+)",
+     {LAB["lab10"]: [lambda v: f"times {num(v)} pairs back to back"]}),
+    ("lab10's big size", LAB10 + "lab10.cu", r"static int big_mib = (\d+);",
+     {LAB["lab10"]: [lambda v: f"at 1 MiB and {num(v)} MiB (`--big-mib`)"]}),
+    ("lab10's pool verdict", LAB10 + "lab10.cu", r'"pool_pair_cheaper", ([\d.]+),',
+     {LAB["lab10"]: [lambda v: f"the pool at least {num(v)}x cheaper at the big size"]}),
+    ("lab10's B kernels", LAB10 + "lab10.cu", r"B_KERNELS = (\d+)",
+     {LAB["lab10"]: [lambda v: f"max(N a, {num(v)} b)", lambda v: f"{num(v)} b + N (a + pair)"]}),
+    ("lab10's b", LAB10 + "lab10.cu", r"b_ms = ([\d.]+),",
+     {LAB["lab10"]: [lambda v: f"kernels of b = {num(v)} ms"]}),
+    ("lab10's a", LAB10 + "lab10.cu", r"static double a_ms = ([\d.]+),",
+     {LAB["lab10"]: [lambda v: f"a kernel of a = {num(v)} ms"]}),
+    ("lab10's N", LAB10 + "lab10.cu", r"static int iterations = (\d+);",
+     {LAB["lab10"]: [lambda v: f"loops N = {num(v)} times"]}),
+    ("lab10's cudaFree limit", LAB10 + "lab10.cu", r'"cudafree_waits_for_device", -INFINITY, ([\d.]+),',
+     {LAB["lab10"]: [lambda v: f"at most {pct(v)} of A's kernels beside B"]}),
+    ("lab10's overlap limit", LAB10 + "lab10.cu", r'"stream_ordered_keeps_overlap", ([\d.]+),',
+     {LAB["lab10"]: [lambda v: f"stream-ordered at least {pct(v)}, and"]}),
+    *[("lab10's stream-ordered loop, %s" % end, LAB10 + "lab10.cu",
+       r'"stream_ordered_costs_nothing", %s,' % bounds, {LAB["lab10"]: [quote]})
+      for end, bounds, quote in [
+          ("low", r"([\d.]+), [\d.]+", lambda v: f"within {num(v)}x to"),
+          ("high", r"[\d.]+, ([\d.]+)", lambda v: f"x to {num(v)}x of the preallocated")]],
+    ("lab10's remap verdict", LAB10 + "lab10.cu", r'"zero_threshold_remaps", ([\d.]+),',
+     {LAB["lab10"]: [lambda v: f"threshold 0 at least {num(v)}x the unlimited pool's"]}),
+    ("lab10's race verdict", LAB10 + "frees.cu", r'"unsafe_free_reads_reused_memory", ([\d.]+),',
+     {LAB["lab10"]: [lambda v: f"at least {pct(v)} of the words wrong in the median run"]}),
+    ("lab10's buffer", LAB10 + "lab10.cu", r"static int size_mib = (\d+);",
+     {LAB["lab10"]: [lambda v: f"{thousands(v * 2**18)} of {thousands(v * 2**18)} at {num(v)} MiB"]}),
+    ("lab10's delay", LAB10 + "lab10.cu", r"delay_ms = ([\d.]+);",
+     {LAB["lab10"]: [lambda v: f"works `--delay-ms` ({num(v)} ms)",
+          lambda v: f"B reads A's new words {num(v)} ms later"]}),
+    ("ex10's shortest delay", GIVEN + "ex10.cu", r"lo = check \? [\d.]+ : ([\d.]+),",
+     {LAB["lab10"]: [lambda v: f"({num(v)}-6 ms)", lambda v: f"waited {num(v)}-6 ms"],
+      RUBRIC % "ex10": [lambda v: f"of {num(v)}-6 ms", lambda v: f"delay ({num(v)}-6 ms)"],
+      GUIDE: [lambda v: f"delays drawn at {num(v)}-6 ms"]}),
+    ("ex10's longest delay", GIVEN + "ex10.cu", r"hi = check \? [\d.]+ : ([\d.]+);",
+     {LAB["lab10"]: [lambda v: f"(2-{num(v)} ms)", lambda v: f"waited 2-{num(v)} ms"],
+      RUBRIC % "ex10": [lambda v: f"of 2-{num(v)} ms", lambda v: f"delay (2-{num(v)} ms)"],
+      GUIDE: [lambda v: f"delays drawn at 2-{num(v)} ms"]}),
+    # The timed runs and a warm-up, of each of the two functions.
+    ("ex10's runs", GIVEN + "ex10.cu", r"static int runs = (\d+);",
+     {RUBRIC % "ex10": [lambda v: f"({num(2 * (v + 1))} runs of"],
+      LAB["lab10"]: [lambda v: f"({num(v + 1)} runs of 16 MiB, the warm-up run counted)"]}),
+    ("ex10's host limit", GIVEN + "ex10.cu", r'"host_does_not_wait", 0, ([\d.]+),',
+     {EX["ex10"]: [lambda v: f"under {fifth(v)} of the user's pending work"],
+      LAB["lab10"]: [lambda v: f"pending work (limit {num(v)})"],
+      RUBRIC % "ex10": [lambda v: f"max = {num(v)}", lambda v: f"under {fifth(v)} of the user's pending work"],
+      GUIDE: [lambda v: f"under {fifth(v)} of the reader's pending work"]}),
     ("lab12's chain", LAB12 + "lab12.cu", r"static int chain_kernels = (\d+);",
      {LAB["lab12"]: [lambda v: f"N = {thousands(v)} launches"]}),
     ("lab12's branch length", LAB12 + "lab12.cu", r"static int branch_kernels = (\d+);",
