@@ -28,7 +28,21 @@ PORTABLE := -gencode arch=compute_75,code=sm_75 -gencode arch=compute_80,code=sm
             -gencode arch=compute_90,code=sm_90 -gencode arch=compute_100,code=sm_100 \
             -gencode arch=compute_120,code=sm_120 -gencode arch=compute_75,code=compute_75
 comma := ,
+# ARCH takes what nvcc's -arch takes for one GPU's machine code: sm_NN
+# (compute capability N.N: sm_86 for 8.6), or sm_NNa / sm_NNf, the arch- and
+# family-specific variants of Hopper and newer. Anything else (86, sm86,
+# compute_90, which builds PTX and no machine code, sm_35, which CUDA 13
+# dropped) stops here with one line, before a compile that would stop with
+# "nvcc fatal". nvcc's dry run (it compiles nothing) judges the number, so
+# the list follows the toolkit; a bare number gets its sm_ form suggested.
 ifdef ARCH
+  ARCH_OK := $(and $(filter 1,$(words $(ARCH))),$(filter sm_%,$(ARCH)),$(if $(NVCC_PATH),$(shell \
+               $(NVCC) -arch='$(strip $(ARCH))' --dryrun -c -x cu /dev/null -o /dev/null >/dev/null 2>&1 && echo yes),yes))
+  ifeq ($(ARCH_OK),)
+    ARCH_GUESS := $(if $(filter sm% compute_%,$(ARCH)),$(patsubst compute_%,sm_%,$(patsubst sm%,sm_%,$(patsubst sm_%,%,$(ARCH)))),sm_$(ARCH))
+    ARCH_KNOWN := $(filter sm_%,$(if $(NVCC_PATH),$(shell $(NVCC) --list-gpu-code 2>/dev/null)))
+    $(error ARCH=$(ARCH) is not a GPU architecture this build takes$(if $(filter $(ARCH_GUESS),$(ARCH_KNOWN)), (did you mean ARCH=$(ARCH_GUESS)?)): use sm_NN (sm_86 for compute capability 8.6), or sm_NNa / sm_NNf on Hopper and newer$(if $(ARCH_KNOWN),; this nvcc builds $(ARCH_KNOWN)); without ARCH the build targets the GPU found here)
+  endif
   GENCODE := -arch=$(ARCH)
 else ifneq ($(CI),true)
   DETECTED := $(sort $(subst $(comma), ,$(shell $(CUDA_HOME)/bin/__nvcc_device_query 2>/dev/null)))
@@ -39,6 +53,10 @@ ifndef ARCH
     GENCODE := $(foreach cc,$(DETECTED),-gencode arch=compute_$(cc),code=sm_$(cc))
   else
     GENCODE := $(PORTABLE)
+    # Said once, when the library is built: a student who expected code for
+    # the GPU in front of them learns why it is not, and what to type.
+    PORTABLE_NOTE := $(if $(filter true,$(CI)),CI=true,no GPU found here), so this is the portable build \
+      ($(patsubst code=%,%,$(filter code=sm_%,$(subst $(comma), ,$(PORTABLE)))), PTX for newer GPUs); make ARCH=sm_NN builds for one GPU
   endif
 endif
 
@@ -170,6 +188,7 @@ $(foreach s,$(SOL_SRCS),$(eval $(call exercise,sol$(call number,$(s)),$(call num
 # ---- the library ----------------------------------------------------------------
 $(LIB): $(COMMON_OBJ) $(KERNEL_OBJ)
 	ar rcs $@ $^
+	$(if $(PORTABLE_NOTE),@echo 'make: $(PORTABLE_NOTE)' >&2)
 
 $(BUILD)/common/%.o: common/%.c $(HEADERS) $(FLAGS_STAMP) | check-nvcc
 	@mkdir -p $(dir $@)
@@ -243,9 +262,9 @@ STRICT          ?=
 STRESS_LOADS    := $(if $(filter gpu both,$(LOAD)),$(BUILD)/tests/gpu_load) \
                    $(if $(filter host both,$(LOAD)),$(BUILD)/tests/host_load)
 
-results: $(LABS) $(PTDS) ## run every lab on this GPU, keep the reports (RUNS=N)
+results: $(LABS) $(PTDS) $(BUILD)/tests/gpu_probe ## run every lab on this GPU, keep the reports (RUNS=N)
 	@RUNS='$(RUNS)' BINDIR='$(BINDIR)' NVCC='$(NVCC)' PYTHON='$(or $(PYTHON),python3)' \
-	  plots/results.sh $(LABS) $(PTDS)
+	  GPU_PROBE='$(BUILD)/tests/gpu_probe' plots/results.sh $(LABS) $(PTDS)
 
 # (A name make does not know is left to stress.sh, which names it.)
 stress: $(filter $(PROGRAMS),$(STRESS_PROGRAMS)) $(STRESS_LOADS) ## run every lab RUNS=N times, count each verdict (LOAD=gpu|host|both)

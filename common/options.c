@@ -75,7 +75,8 @@ static void print_help(const program_info *prog, const option *common)
     for (int i = 0; i < n; i++) {
         const option *o = nth(common, prog, i);
         char left[64];
-        snprintf(left, sizeof left, "--%s%s%s", o->name, o->arg ? " " : "", o->arg ? o->arg : "");
+        snprintf(left, sizeof left, "%s--%s%s%s", o->value == &help_requested ? "-h, " : "",
+                 o->name, o->arg ? " " : "", o->arg ? o->arg : "");
         printf("  %-22s %s", left, o->help);
         if (is_number(o)) {
             printf(" (");
@@ -205,10 +206,11 @@ void options_parse(int argc, char **argv, const program_info *prog, common_optio
     c->retries = RETRIES_DEFAULT;
     table_of_common(common, c, prog);
 
-    /* --help wins over any mistake beside it: someone asking for help is
-     * usually in the middle of getting the rest wrong. */
+    /* --help (or -h, the one short option: what people type first) wins
+     * over any mistake beside it: someone asking for help is usually in the
+     * middle of getting the rest wrong. */
     for (int i = 1; i < argc; i++)
-        if (strcmp(argv[i], "--help") == 0) {
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
             print_help(prog, common);
             exit(EXIT_OK);
         }

@@ -93,10 +93,10 @@ typedef struct {
 
 /* Parses argv into *common and the program's table, then applies --quick to
  * the options the user did not give: a value typed on the command line is
- * never changed. Prints help and exits 0 on --help; prints the settings the
- * run would use and exits 0 on --dry-run, before any GPU work; prints one
- * line naming the option and exits EXIT_USAGE on any mistake. Sets
- * program_name. */
+ * never changed. Prints help and exits 0 on --help or -h; prints the
+ * settings the run would use and exits 0 on --dry-run, before any GPU work;
+ * prints one line naming the option and exits EXIT_USAGE on any mistake.
+ * Sets program_name. */
 void options_parse(int argc, char **argv, const program_info *prog, common_options *common);
 
 /* An option's value as a number (a flag's 0 or 1); NAN for text. */

@@ -90,7 +90,9 @@ typedef struct {
 int verdict_holds(const verdict *v, double value);
 /* Judges v->min <= value <= v->max, prints "observed: yes/NO name: <detail>
  * (limit: ...)" and returns 1 when observed. The hints of the verdicts that
- * failed are printed by report_finish(). */
+ * failed are printed by report_finish(). Under --trace or --timeline the
+ * line says it was judged on a traced run, and the hints begin with the
+ * tracing: the limits are for untraced runs. */
 int report_verdict(report *r, const verdict *v, double value, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 

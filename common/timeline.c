@@ -102,6 +102,36 @@ static void cupti_check(CUptiResult res, const char *call)
 
 static uint64_t since_zero(uint64_t t) { return t > time_zero ? t - time_zero : 0; }
 
+/* The legacy default stream has no handle to name (cudaStreamLegacy is a
+ * constant, not a stream of the context), so its id comes from the
+ * context's own record (nullStreamId), which CUPTI dumps on request. */
+static const char LEGACY_STREAM[] = "legacy default stream";
+
+/* cudaEventRecord and cudaStreamWaitEvent as CUPTI saw them: which stream,
+ * which event, and the call's correlation id, which grows with every call
+ * the program makes, so it orders a stream's work around the event. Tied
+ * into the trace's flows once every record is in (add_flows). */
+typedef struct {
+    uint32_t stream, event, correlation;
+    uint64_t sync_id; /* CUPTI's id tying a wait to the event's latest record */
+} event_call;
+static event_call *event_records, *event_waits;
+static int n_event_records, n_event_waits;
+
+static void add_event_call(event_call **calls, int *n, const event_call *c)
+{
+    event_call *grown = realloc(*calls, (size_t)(*n + 1) * sizeof **calls);
+    if (!grown)
+        fail_cannot_run("out of host memory recording the trace");
+    *calls = grown;
+    grown[(*n)++] = *c;
+}
+
+static int known_sync_id(uint64_t id)
+{
+    return id != 0 && id != CUPTI_SYNCHRONIZATION_INVALID_VALUE && id != UINT64_MAX;
+}
+
 /* CUPTI reports kernel names mangled: "_Z11spin_for_nsm" is spin_for_ns. */
 static void plain_kernel_name(const char *mangled, char *out, size_t size)
 {
@@ -141,12 +171,14 @@ static const char *sync_kind(CUpti_ActivitySynchronizationType type)
 /* One CUPTI record into the trace's plain form. */
 static void convert(const CUpti_Activity *a)
 {
+    char label[64];
     trace_record r;
     memset(&r, 0, sizeof r);
     if (a->kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) {
         const CUpti_ActivityKernel10 *k = (const CUpti_ActivityKernel10 *)a;
         r.kind = TRACE_KERNEL;
         r.stream = k->streamId;
+        r.correlation = k->correlationId;
         r.start = since_zero(k->start);
         r.end = since_zero(k->end);
         plain_kernel_name(k->name, r.name, sizeof r.name);
@@ -158,35 +190,49 @@ static void convert(const CUpti_Activity *a)
                  : m->copyKind == CUPTI_ACTIVITY_MEMCPY_KIND_DTOH ? TRACE_D2H
                                                                    : TRACE_COPY;
         r.stream = m->streamId;
+        r.correlation = m->correlationId;
         r.start = since_zero(m->start);
         r.end = since_zero(m->end);
         r.bytes = m->bytes;
-        snprintf(r.name, sizeof r.name, "%s %.3g MiB",
-                 r.kind == TRACE_H2D ? "H2D" : r.kind == TRACE_D2H ? "D2H" : "copy",
-                 m->bytes / 1048576.0);
+        snprintf(r.name, sizeof r.name, "%s", trace_record_label(&r, label, sizeof label));
         snprintf(r.detail, sizeof r.detail, "%s -> %s", memory_kind(m->srcKind),
                  memory_kind(m->dstKind));
     } else if (a->kind == CUPTI_ACTIVITY_KIND_MEMSET) {
         const CUpti_ActivityMemset4 *m = (const CUpti_ActivityMemset4 *)a;
         r.kind = TRACE_MEMSET;
         r.stream = m->streamId;
+        r.correlation = m->correlationId;
         r.start = since_zero(m->start);
         r.end = since_zero(m->end);
         r.bytes = m->bytes;
-        snprintf(r.name, sizeof r.name, "memset %.3g MiB", m->bytes / 1048576.0);
+        snprintf(r.name, sizeof r.name, "%s", trace_record_label(&r, label, sizeof label));
         snprintf(r.detail, sizeof r.detail, "value %u", m->value);
     } else if (a->kind == CUPTI_ACTIVITY_KIND_SYNCHRONIZATION) {
         const CUpti_ActivitySynchronization2 *s = (const CUpti_ActivitySynchronization2 *)a;
         /* cudaStreamWaitEvent makes a stream wait, on the GPU; the host only
-         * issues it and goes on: not a host wait, so not on that track. */
-        if (s->type == CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_WAIT_EVENT)
+         * issues it and goes on: not a host wait, so not on that track, but
+         * an arrow between the two streams (add_flows). */
+        if (s->type == CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_WAIT_EVENT) {
+            event_call c = {s->streamId, s->cudaEventId, s->correlationId, s->cudaEventSyncId};
+            add_event_call(&event_waits, &n_event_waits, &c);
             return;
+        }
         r.kind = TRACE_SYNC;
         r.stream = s->streamId == (uint32_t)CUPTI_SYNCHRONIZATION_INVALID_VALUE ? 0 : s->streamId;
         r.start = since_zero(s->start);
         r.end = since_zero(s->end);
         snprintf(r.name, sizeof r.name, "%s", sync_kind(s->type));
         snprintf(r.detail, sizeof r.detail, "the host waits");
+    } else if (a->kind == CUPTI_ACTIVITY_KIND_CUDA_EVENT) {
+        const CUpti_ActivityCudaEvent2 *e = (const CUpti_ActivityCudaEvent2 *)a;
+        event_call c = {e->streamId, e->eventId, e->correlationId, e->cudaEventSyncId};
+        add_event_call(&event_records, &n_event_records, &c);
+        return;
+    } else if (a->kind == CUPTI_ACTIVITY_KIND_CONTEXT) {
+        uint32_t id = ((const CUpti_ActivityContext3 *)a)->nullStreamId;
+        if (trace_stream_name(&recorded, id, label, sizeof label) == label) /* a lab's name wins */
+            trace_add_stream(&recorded, id, LEGACY_STREAM);
+        return;
     } else {
         return;
     }
@@ -224,6 +270,12 @@ static const CUpti_ActivityKind kinds[] = {
     CUPTI_ACTIVITY_KIND_MEMSET, CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,
 };
 enum { N_KINDS = sizeof kinds / sizeof kinds[0] };
+/* What names the legacy stream and ties waits to events: a CUPTI that
+ * refuses them leaves those out of the trace, nothing else. CONTEXT is
+ * enabled "and dumped": the context exists before recording begins. */
+static const CUpti_ActivityKind extra_kinds[] = {CUPTI_ACTIVITY_KIND_CONTEXT,
+                                                 CUPTI_ACTIVITY_KIND_CUDA_EVENT};
+enum { N_EXTRA_KINDS = sizeof extra_kinds / sizeof extra_kinds[0] };
 
 void timeline_start(const common_options *opt)
 {
@@ -233,6 +285,8 @@ void timeline_start(const common_options *opt)
                 "cuptiActivityRegisterCallbacks");
     for (int i = 0; i < N_KINDS; i++)
         cupti_check(cuptiActivityEnable(kinds[i]), "cuptiActivityEnable");
+    for (int i = 0; i < N_EXTRA_KINDS; i++)
+        cuptiActivityEnableAndDump(extra_kinds[i]);
     cupti_check(cuptiGetTimestamp(&time_zero), "cuptiGetTimestamp");
     active = 1;
 }
@@ -268,12 +322,69 @@ void timeline_span_end(void)
     pthread_mutex_unlock(&lock);
 }
 
+/* The operation `stream` was given last before the call `correlation`, or
+ * with `after`, first after it; NULL when there is none. */
+static const trace_record *issued_beside(uint32_t stream, uint32_t correlation, int after)
+{
+    const trace_record *best = NULL;
+    for (int i = 0; i < recorded.n_records; i++) {
+        const trace_record *r = &recorded.records[i];
+        if (r->kind == TRACE_SYNC || r->stream != stream || !r->correlation)
+            continue;
+        if (after ? r->correlation > correlation && (!best || r->correlation < best->correlation)
+                  : r->correlation < correlation && (!best || r->correlation > best->correlation))
+            best = r;
+    }
+    return best;
+}
+
+/* The cudaEventRecord a wait waited for: the one CUPTI ties to it, else the
+ * event's latest record issued before the wait (what CUDA waits for). */
+static const event_call *recorded_for(const event_call *wait)
+{
+    const event_call *best = NULL;
+    for (int i = 0; i < n_event_records; i++) {
+        const event_call *e = &event_records[i];
+        if (known_sync_id(wait->sync_id) ? e->sync_id == wait->sync_id
+                                         : e->event == wait->event &&
+                                               e->correlation < wait->correlation &&
+                                               (!best || e->correlation > best->correlation))
+            best = e;
+    }
+    return best;
+}
+
+/* Each wait between two streams, as an arrow from the work the event marks
+ * to the work that waited for it. A wait with nothing on either side (an
+ * event recorded in an empty stream, a wait nothing followed) has no arrow. */
+static void add_flows(void)
+{
+    for (int i = 0; i < n_event_waits; i++) {
+        const event_call *w = &event_waits[i], *e = recorded_for(w);
+        const trace_record *from = e && e->stream != w->stream
+                                       ? issued_beside(e->stream, e->correlation, 0) : NULL;
+        const trace_record *to = from ? issued_beside(w->stream, w->correlation, 1) : NULL;
+        if (!to)
+            continue;
+        trace_flow f = {e->stream, w->stream, from->end > from->start ? from->end - 1 : from->start,
+                        to->start + 1 < to->end ? to->start + 1 : to->start};
+        trace_add_flow(&recorded, &f);
+    }
+    free(event_records);
+    free(event_waits);
+    event_records = event_waits = NULL;
+    n_event_records = n_event_waits = 0;
+}
+
 static void stop_recording(void)
 {
     CUDA_CHECK(cudaDeviceSynchronize());
     cupti_check(cuptiActivityFlushAll(1), "cuptiActivityFlushAll");
     for (int i = 0; i < N_KINDS; i++)
         cuptiActivityDisable(kinds[i]);
+    for (int i = 0; i < N_EXTRA_KINDS; i++)
+        cuptiActivityDisable(extra_kinds[i]);
+    add_flows();
     active = 0;
 }
 #else /* no CUPTI in this build */

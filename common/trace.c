@@ -46,12 +46,42 @@ void trace_add_stream(trace *t, uint32_t id, const char *name)
     snprintf(s->name, sizeof s->name, "%s", name);
 }
 
+void trace_add_flow(trace *t, const trace_flow *f)
+{
+    t->flows = grow(t->flows, t->n_flows, sizeof *f);
+    t->flows[t->n_flows++] = *f;
+}
+
 void trace_free(trace *t)
 {
     free(t->records);
     free(t->spans);
     free(t->streams);
+    free(t->flows);
     memset(t, 0, sizeof *t);
+}
+
+const char *trace_size_text(uint64_t bytes, char *buf, size_t size)
+{
+    static const char *units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+    double v = (double)bytes;
+    int u = 0;
+    for (; v >= 1024 && u < 4; u++)
+        v /= 1024;
+    /* three significant digits and never an exponent: 1.69 KiB, 16.5 MiB, 256 MiB */
+    snprintf(buf, size, u == 0 || v >= 100 ? "%.0f %s" : "%.3g %s", v, units[u]);
+    return buf;
+}
+
+const char *trace_record_label(const trace_record *r, char *buf, size_t size)
+{
+    /* by kind: kernel, h2d, d2h, copy, memset, sync */
+    static const char *what[] = {NULL, "H2D", "D2H", "copy", "memset", NULL};
+    char bytes[32];
+    if (!what[r->kind])
+        return r->name;
+    snprintf(buf, size, "%s %s", what[r->kind], trace_size_text(r->bytes, bytes, sizeof bytes));
+    return buf;
 }
 
 const char *trace_stream_name(const trace *t, uint32_t id, char *buf, size_t size)
@@ -140,7 +170,7 @@ static void chrome_event(FILE *out, long track, const char *name, const char *ca
 
 int trace_write_chrome(const trace *t, const char *program, FILE *out)
 {
-    char buf[48];
+    char buf[48], label[64], size[32];
     fprintf(out, "{\"displayTimeUnit\":\"ms\",\"otherData\":{\"program\":");
     json_write_string(out, program);
     fprintf(out, ",\"dropped_records\":%" PRIu64 "},\n\"traceEvents\":[\n", t->dropped);
@@ -170,17 +200,32 @@ int trace_write_chrome(const trace *t, const char *program, FILE *out)
     for (int i = 0; i < t->n_records; i++) {
         const trace_record *r = &t->records[i];
         long track = r->kind == TRACE_SYNC ? TRACK_HOST : (long)r->stream + 1;
-        chrome_event(out, track, r->name, kind_category(r->kind), r->start, r->end);
+        chrome_event(out, track, trace_record_label(r, label, sizeof label),
+                     kind_category(r->kind), r->start, r->end);
         fprintf(out, ",\"args\":{\"stream\":");
         json_write_string(out, trace_stream_name(t, r->stream, buf, sizeof buf));
         if (r->bytes)
-            fprintf(out, ",\"bytes\":%" PRIu64, r->bytes);
+            fprintf(out, ",\"bytes\":%" PRIu64 ",\"size\":\"%s\"", r->bytes,
+                    trace_size_text(r->bytes, size, sizeof size));
         if (r->kind == TRACE_H2D || r->kind == TRACE_D2H || r->kind == TRACE_COPY)
             fprintf(out, ",\"direction\":\"%s\"",
                     r->kind == TRACE_H2D ? "H2D" : r->kind == TRACE_D2H ? "D2H" : "other");
         fprintf(out, ",\"detail\":");
         json_write_string(out, r->detail);
         fprintf(out, "}}");
+    }
+    /* Each GPU wait as a flow arrow between the two streams' tracks: "s" binds
+     * to the slice enclosing it, "f" with "bp":"e" too (without it, to the
+     * next slice to begin), so both lie strictly inside their operations. */
+    for (int i = 0; i < t->n_flows; i++) {
+        const trace_flow *f = &t->flows[i];
+        const char *phase[] = {"\"s\"", "\"f\",\"bp\":\"e\""};
+        const long tracks[] = {(long)f->from + 1, (long)f->to + 1};
+        const uint64_t at[] = {f->from_ns, f->to_ns};
+        for (int k = 0; k < 2; k++)
+            fprintf(out, ",\n{\"ph\":%s,\"id\":%d,\"pid\":1,\"tid\":%ld,\"ts\":%.3f,"
+                         "\"cat\":\"wait\",\"name\":\"the GPU waits for an event "
+                         "(cudaStreamWaitEvent)\"}", phase[k], i + 1, tracks[k], at[k] / 1e3);
     }
     fprintf(out, "\n]}\n");
     return ferror(out) ? -1 : 0;
@@ -197,6 +242,9 @@ int trace_write_records(const trace *t, FILE *out)
     for (int i = 0; i < t->n_spans; i++)
         fprintf(out, "span\t%" PRIu64 "\t%" PRIu64 "\t%s\n", t->spans[i].start, t->spans[i].end,
                 t->spans[i].name);
+    for (int i = 0; i < t->n_flows; i++)
+        fprintf(out, "flow\t%" PRIu32 "\t%" PRIu64 "\t%" PRIu32 "\t%" PRIu64 "\n", t->flows[i].from,
+                t->flows[i].from_ns, t->flows[i].to, t->flows[i].to_ns);
     for (int i = 0; i < t->n_records; i++) {
         const trace_record *r = &t->records[i];
         fprintf(out, "record\t%s\t%" PRIu32 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%s\t%s\n",
@@ -243,6 +291,10 @@ int trace_read_records(trace *t, FILE *in, int *bad_line)
             t->dropped = strtoull(f[1], NULL, 10);
         } else if (n == 3 && strcmp(f[0], "stream") == 0) {
             trace_add_stream(t, (uint32_t)strtoul(f[1], NULL, 10), f[2]);
+        } else if (n == 5 && strcmp(f[0], "flow") == 0) {
+            trace_flow fl = {(uint32_t)strtoul(f[1], NULL, 10), (uint32_t)strtoul(f[3], NULL, 10),
+                             strtoull(f[2], NULL, 10), strtoull(f[4], NULL, 10)};
+            trace_add_flow(t, &fl);
         } else if (n == 4 && strcmp(f[0], "span") == 0) {
             trace_add_span(t, strtoull(f[1], NULL, 10), strtoull(f[2], NULL, 10), f[3]);
         } else if (n == 8 && strcmp(f[0], "record") == 0 && parse_kind(f[1], &r.kind) == 0) {
@@ -315,7 +367,7 @@ static int stream_order(const trace *t, uint32_t *ids)
 
 void trace_draw_text(const trace *t, int width, FILE *out)
 {
-    const int label = 24;
+    const int label = 30; /* "legacy default stream kernel" fits */
     int cols = width - label - 2;
     uint64_t origin = UINT64_MAX, end = 0;
     char buf[48];
@@ -373,7 +425,7 @@ void trace_draw_text(const trace *t, int width, FILE *out)
             if (!used)
                 continue;
             char name[64];
-            snprintf(name, sizeof name, "%.17s %s", trace_stream_name(t, ids[s], buf, sizeof buf),
+            snprintf(name, sizeof name, "%.23s %s", trace_stream_name(t, ids[s], buf, sizeof buf),
                      row_label[c]);
             fprintf(out, "%-*s  %s\n", label, name, cells);
         }
@@ -386,6 +438,10 @@ void trace_draw_text(const trace *t, int width, FILE *out)
         }
     if (waits)
         fprintf(out, "%-*s  %s\n", label, "host waits", cells);
+    if (t->n_flows) /* too short to draw: a count, and where to see them */
+        fprintf(out, "GPU waits: %d time%s a stream waited on the GPU for another's event "
+                "(cudaStreamWaitEvent); a --trace .json draws each as an arrow\n", t->n_flows,
+                t->n_flows == 1 ? "" : "s");
 
     if (t->n_spans)
         fprintf(out, "overlap (share of GPU-busy time with 2+ operations in flight):");

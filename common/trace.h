@@ -29,6 +29,8 @@ typedef struct {
     uint64_t bytes;         /* copies and memsets */
     char name[64];          /* kernel name, or what the operation was */
     char detail[64];        /* "pinned -> device", "grid 132x1x1 block 256x1x1" */
+    uint32_t correlation;   /* CUPTI's id of the call that issued it (0: unknown; not
+                               written to .tsv): orders a stream's work against an event */
 } trace_record;
 
 typedef struct {
@@ -41,6 +43,15 @@ typedef struct {
     char name[48];          /* the lab's own name for the stream */
 } trace_stream;
 
+/* A GPU-side dependency: cudaStreamWaitEvent made stream `to` wait for an
+ * event recorded in stream `from`. The arrow goes from a moment inside the
+ * last operation `from` issued before the event (its last nanosecond) to one
+ * inside the first operation `to` issued after the wait (its second). */
+typedef struct {
+    uint32_t from, to;      /* CUPTI's stream ids */
+    uint64_t from_ns, to_ns;
+} trace_flow;
+
 typedef struct {
     trace_record *records;
     int n_records;
@@ -48,15 +59,26 @@ typedef struct {
     int n_spans;
     trace_stream *streams;
     int n_streams;
+    trace_flow *flows;
+    int n_flows;
     uint64_t dropped;       /* records CUPTI could not keep: reported, never hidden */
 } trace;
 
 void trace_add_record(trace *t, const trace_record *r);
 void trace_add_span(trace *t, uint64_t start, uint64_t end, const char *name);
 void trace_add_stream(trace *t, uint32_t id, const char *name);
+void trace_add_flow(trace *t, const trace_flow *f);
 void trace_free(trace *t);
 
-/* The lab's name for a stream, or "stream N". */
+/* A size as people write it: "288 B", "1.69 KiB", "4 KiB", "256 MiB", "2 GiB". */
+const char *trace_size_text(uint64_t bytes, char *buf, size_t size);
+
+/* What a record is called in the Chrome trace: a copy or memset by its
+ * direction and size ("H2D 4 KiB", "memset 1.69 KiB"), anything else by
+ * its name. */
+const char *trace_record_label(const trace_record *r, char *buf, size_t size);
+
+/* The lab's name for a stream, or "unnamed id N". */
 const char *trace_stream_name(const trace *t, uint32_t id, char *buf, size_t size);
 
 /* Fraction of [start, end) during which two or more kernels, copies or

@@ -21,9 +21,14 @@
 # failure; exit 4 (effect not observed) is recorded and its results kept;
 # anything else but 0 is a failure: the rest still run, and this exits 1.
 #
+# Without a usable GPU this says so in one line and exits 3, as a lab does:
+# GPU_PROBE asks once, before any lab runs; without it, a run in which every
+# lab was waived ends with exit 3 too.
+#
 # Environment: RUNS (default 1), BINDIR (where the programs are, default .),
 # RESULTS_ROOT (default results), NVCC and PYTHON (for the meta file and the
-# spread table), LAB_TIMEOUT (seconds per program, default 600).
+# spread table), LAB_TIMEOUT (seconds per program, default 600), GPU_PROBE
+# (build/tests/gpu_probe: exits 3 with the reason where no GPU is usable).
 set -u
 cd "$(dirname "$0")/.." || exit 1
 
@@ -34,11 +39,17 @@ limit=${LAB_TIMEOUT:-600}
 python=${PYTHON:-python3}
 
 die() { echo "make results: $*" >&2; exit 1; }
+cannot_run() { echo "make results: cannot run here: $*" >&2; exit 3; }
 [[ $runs =~ ^[1-9][0-9]?$ ]] || die "RUNS must be a whole number from 1 to 99 (got '$runs')"
 (($#)) || die "no programs given (make results passes the labs)"
 for p in "$@"; do
     [ -x "$bindir/$p" ] || die "$bindir/$p is not built: run make first"
 done
+if [ -n "${GPU_PROBE:-}" ]; then
+    why=$("$GPU_PROBE" 2>&1 >/dev/null)
+    # Only its "cannot run here" stops us: anything else, the labs will name.
+    [ $? -ne 3 ] || cannot_run "${why#*cannot run here: }; nothing was run or recorded"
+fi
 
 mkdir -p "$root" || die "cannot create $root/"
 stage=$(mktemp -d "$root/.partial-XXXXXX") || die "cannot write in $root/"
@@ -118,6 +129,7 @@ done
 
 if [ -z "$gpu" ]; then
     rm -rf "$stage"
+    ((failures)) || cannot_run "no lab could run, so nothing was recorded (see the lines above)"
     die "no lab could run here, so nothing was recorded (see the lines above)"
 fi
 date=$(date +%F)

@@ -7,6 +7,10 @@ load test_helper
     run make -j2 BUILD="$BATS_TEST_TMPDIR/build" BINDIR="$BATS_TEST_TMPDIR/bin" all
     assert_success
     refute_output --partial "warning"
+    # Without a GPU (or with CI=true) the build is portable, and says so.
+    if [ "${CI:-}" = true ] || ! "$(dirname "$(command -v nvcc)")/__nvcc_device_query" >/dev/null 2>&1; then
+        assert_output --partial "so this is the portable build"
+    fi
     for p in $(programs); do
         [ -x "$BATS_TEST_TMPDIR/bin/$p" ] || fail "make all did not build $p"
     done
@@ -25,6 +29,41 @@ load test_helper
     assert_success
     assert_output --partial "-arch=sm_86"
     refute_output --partial "compute_75"
+}
+
+@test "make ARCH takes sm_NN, sm_NNa and sm_NNf, as nvcc's -arch does" {
+    for arch in sm_90 sm_90a sm_100f; do
+        run make -n ARCH="$arch" BUILD="$BATS_TEST_TMPDIR/b" BINDIR="$BATS_TEST_TMPDIR/bin" lab00
+        assert_success
+        assert_output --partial "-arch=$arch "
+    done
+}
+
+@test "make ARCH=86 and other malformed values stop with one line naming the accepted forms, before nvcc compiles" {
+    # 86, sm86, compute_90: near misses (the line suggests sm_86, sm_90);
+    # sm_35: dropped by CUDA 13; sm_86a: no arch-specific variant for 8.6.
+    for arch in 86 sm86 compute_90 sm_35 sm_86a "sm_90 sm_80" native; do
+        run make ARCH="$arch" BUILD="$BATS_TEST_TMPDIR/b" BINDIR="$BATS_TEST_TMPDIR/bin" lab00
+        assert_failure
+        [ "${#lines[@]}" -eq 1 ] || fail "ARCH=$arch: more than one line: $output"
+        assert_output --partial "ARCH=$arch is not a GPU architecture this build takes"
+        assert_output --partial "use sm_NN (sm_86 for compute capability 8.6), or sm_NNa / sm_NNf"
+        refute_output --partial "nvcc fatal"
+        [ ! -e "$BATS_TEST_TMPDIR/b/kernels" ] || fail "ARCH=$arch: something was compiled"
+    done
+    run make ARCH=86 BUILD="$BATS_TEST_TMPDIR/b" lab00
+    assert_output --partial "(did you mean ARCH=sm_86?)"
+    run make ARCH=compute_90 BUILD="$BATS_TEST_TMPDIR/b" lab00
+    assert_output --partial "(did you mean ARCH=sm_90?)"
+}
+
+@test "a portable build says why it is portable, once, and a build for one GPU does not" {
+    run make -n CI=true BUILD="$BATS_TEST_TMPDIR/b" BINDIR="$BATS_TEST_TMPDIR/bin" lab00
+    assert_success
+    assert_output --partial "CI=true, so this is the portable build (sm_75 sm_80 sm_90 sm_100 sm_120, PTX for newer GPUs); make ARCH=sm_NN builds for one GPU"
+    [ "$(grep -c 'portable build' <<<"$output")" -eq 1 ] || fail "said more than once: $output"
+    run make -n ARCH=sm_90 BUILD="$BATS_TEST_TMPDIR/b" BINDIR="$BATS_TEST_TMPDIR/bin" lab00
+    refute_output --partial "portable build"
 }
 
 @test "without a GPU the build is portable: sm_75 and newer, with PTX for newer chips" {
@@ -100,4 +139,27 @@ refused() {
         fail "stderr: $stderr"
     refused runs-before-main
     [[ "$stderr" == *"has code that runs before main() (a constructor"* ]] || fail "stderr: $stderr"
+}
+
+@test "make test's summary line counts skips by the first clause of their reason" {
+    # A real bats run of a stand-in suite, so the TAP is what bats writes
+    # (printf, not a here-document: bats would read its @test lines as ours).
+    printf '%s\n' \
+        '@test "gpu one" { skip "no usable GPU here: no CUDA-capable GPU is visible (cudaGetDeviceCount)"; }' \
+        '@test "gpu two" { skip "no usable GPU here: the CUDA driver is not usable (x: y)"; }' \
+        '@test "gpu three" { skip "no usable GPU here: no CUDA driver found"; }' \
+        '@test "slurm" { skip "Slurm is not installed (apt-get install slurm-wlm munge; tests/run.sh does where CI=true)"; }' \
+        '@test "no reason" { skip; }' \
+        '@test "issue #18: a name with a hash passes" { true; }' \
+        '@test "one passes" { true; }' \
+        '@test "one fails" { false; }' >"$BATS_TEST_TMPDIR/stand_in.bats"
+    bats --tap "$BATS_TEST_TMPDIR/stand_in.bats" >"$BATS_TEST_TMPDIR/tap" || true
+    run tests/tools/bats_summary.sh "$BATS_TEST_TMPDIR/tap"
+    assert_success
+    assert_output "bats: 2 passed, 1 failed, 5 skipped (3: no usable GPU here; 1: Slurm is not installed; 1: no reason given)"
+    printf '1..1\nok 1 all good\n' >"$BATS_TEST_TMPDIR/tap"
+    run tests/tools/bats_summary.sh "$BATS_TEST_TMPDIR/tap"
+    assert_output "bats: 1 passed, 0 failed, 0 skipped"
+    # and it is the line make test ends with
+    grep -q '^tests/tools/bats_summary.sh build/tests/bats.tap$' tests/run.sh
 }

@@ -31,6 +31,19 @@ setup_file() {
     done
 }
 
+@test "-h prints what --help prints, for every program, and --help lists it" {
+    for p in $(programs); do
+        run "./$p" --help
+        help=$output
+        [[ "$help" == *"-h, --help"* ]] || fail "$p --help does not list -h"
+        run "./$p" -h
+        [ "$status" -eq 0 ] || fail "$p -h exited $status"
+        [ "$output" = "$help" ] || fail "$p -h printed something other than --help"
+    done
+    run ./lab00 --reps 0 -h
+    assert_success
+}
+
 @test "the table covers every option that takes a number, with its kind and range" {
     n=$(wc -l <"$BATS_FILE_TMPDIR/numeric-options")
     [ "$n" -ge $((3 * $(programs | wc -l))) ] || fail "only $n options found"

@@ -299,11 +299,34 @@ lab05: waived (exit 3): lab05: cannot run here: pretend"
     assert_output "make results: RUNS must be a whole number from 1 to 99 (got '0')"
 }
 
-@test "make results without a GPU says nothing could run and leaves no folder behind" {
+@test "make results without a GPU says so in one line, exits 3 (cannot run here) and leaves no folder behind" {
     require_no_gpu
-    run env RESULTS_ROOT="$BATS_TEST_TMPDIR/results" "$ROOT/plots/results.sh" lab00 lab01
-    assert_failure 1
-    assert_output --partial "waived (exit 3): lab00: cannot run here"
-    assert_output --partial "no lab could run here, so nothing was recorded"
+    run env RESULTS_ROOT="$BATS_TEST_TMPDIR/results" GPU_PROBE="$TOOLS/gpu_probe" \
+        "$ROOT/plots/results.sh" lab00 lab01
+    assert_failure 3
+    [ "${#lines[@]}" -eq 1 ] || fail "more than one line: $output"
+    assert_output --regexp '^make results: cannot run here: no CUDA.*; nothing was run or recorded$'
     [ -z "$(ls -A "$BATS_TEST_TMPDIR/results")" ] || fail "left: $(ls -A "$BATS_TEST_TMPDIR/results")"
+    # without the probe every lab runs, is waived, and the end is exit 3 too
+    run env RESULTS_ROOT="$BATS_TEST_TMPDIR/results" "$ROOT/plots/results.sh" lab00 lab01
+    assert_failure 3
+    assert_output --partial "waived (exit 3): lab00: cannot run here"
+    assert_output --partial "cannot run here: no lab could run, so nothing was recorded"
+    [ -z "$(ls -A "$BATS_TEST_TMPDIR/results")" ] || fail "left: $(ls -A "$BATS_TEST_TMPDIR/results")"
+}
+
+@test "make results asks the GPU probe once: its exit 3 is one line and exit 3, anything else runs the labs" {
+    fake_labs
+    probe="$BATS_TEST_TMPDIR/probe"
+    printf '#!/bin/sh\necho "gpu_probe: cannot run here: no CUDA-capable GPU is visible (cudaGetDeviceCount)" >&2\nexit ${PROBE_EXIT:-3}\n' >"$probe"
+    chmod +x "$probe"
+    GPU_PROBE="$probe" run results
+    assert_failure 3
+    assert_output "make results: cannot run here: no CUDA-capable GPU is visible (cudaGetDeviceCount); nothing was run or recorded"
+    [ ! -e "$BATS_TEST_TMPDIR/results" ] || [ -z "$(ls -A "$BATS_TEST_TMPDIR/results")" ] || fail "left a folder"
+    for code in 0 1; do
+        PROBE_EXIT=$code GPU_PROBE="$probe" run results
+        assert_success
+        assert_output --partial "[16/16] lab04-trace"
+    done
 }

@@ -111,6 +111,21 @@ load test_helper
     assert_output "null"
 }
 
+@test "a verdict judged on a traced run says so, and a miss names the tracing before any other reason" {
+    run "$TOOLS/report_test" --timeline
+    assert_success
+    assert_output --partial "observed: yes effect: ratio 1.95 (limit: at least 1.8x; judged on a traced run)"
+    run "$TOOLS/report_test" --not-observed --timeline
+    assert_failure 4
+    assert_output --partial "observed: NO  effect: ratio 1.10 (limit: at least 1.8x; judged on a traced run)"
+    first=$(grep -m1 '^likely reason' <<<"$output")
+    assert_equal "$first" "likely reason for effect: this run was traced (--trace/--timeline), so CUPTI's overhead is in its timings, and the limits are for untraced runs: run it again without tracing before trusting the reasons below"
+    assert_output --partial "likely reason for effect: a made-up reason"
+    # untraced, not a word of it
+    run "$TOOLS/report_test" --not-observed
+    refute_output --partial "traced"
+}
+
 @test "--quick sets the table's quick values, never one the user typed, and --dry-run shows them" {
     run "$TOOLS/report_test" --help
     assert_output --partial "(0.5 to 1024; default 64, --quick 2)"

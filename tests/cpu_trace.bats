@@ -1,12 +1,13 @@
 #!/usr/bin/env bats
 # The timeline's writers on recorded runs: a real H100 run of lab00
-# (tests/fixtures/h100-lab00.tsv) and a small trace made by hand whose
-# overlaps are worked out in its comments. No GPU needed.
+# (tests/fixtures/h100-lab00.tsv) and small traces made by hand whose
+# overlaps and waits are worked out in their comments. No GPU needed.
 
 load test_helper
 
 H100="$ROOT/tests/fixtures/h100-lab00.tsv"
 HAND="$ROOT/tests/fixtures/two-kernels.tsv"
+WAIT="$ROOT/tests/fixtures/event-wait.tsv"
 
 trace_check() { python3 "$ROOT/tests/tools/trace_check.py" "$@"; }
 
@@ -77,8 +78,8 @@ PY
 }
 
 @test "two kernels side by side are drawn in the same columns" {
-    run "$TOOLS/trace_test" text "$HAND" 126
-    # 126 columns less 26 of labels: 200 ns over 100 columns; kernel_a covers columns 0-29, kernel_b 20-49
+    run "$TOOLS/trace_test" text "$HAND" 132
+    # 132 columns less 32 of labels: 200 ns over 100 columns; kernel_a covers columns 0-29, kernel_b 20-49
     assert_line --regexp '^stream A kernel +K{30} {70}$'
     assert_line --regexp '^stream B kernel +( ){20}K{30} {50}$'
 }
@@ -110,4 +111,60 @@ PY
     python3 -c "import sys; sys.exit(not $piped > 0.78)" || fail "kernel time beside an upload: $piped"
     run "$TOOLS/trace_test" text "$ROOT/tests/fixtures/h100-lab04.tsv" 150
     assert_line --regexp '^stream 3 H2D +.*H'
+}
+
+@test "copies and memsets are named by their size in sensible units, in the event and its args" {
+    "$TOOLS/trace_test" chrome "$WAIT" >"$BATS_TEST_TMPDIR/t.json"
+    run python3 - "$BATS_TEST_TMPDIR/t.json" <<'PY'
+import json, sys
+events = json.load(open(sys.argv[1]))["traceEvents"]
+for e in events:
+    if e.get("cat") in ("h2d", "d2h", "copy", "memset"):
+        print(e["args"]["bytes"], e["name"], "|", e["args"]["size"])
+PY
+    # 288 B stays bytes; below 100 of a unit, three significant digits; never an exponent
+    assert_output "288 memset 288 B | 288 B
+1728 memset 1.69 KiB | 1.69 KiB
+4096 H2D 4 KiB | 4 KiB
+1024000 D2H 1000 KiB | 1000 KiB
+268435456 H2D 256 MiB | 256 MiB
+2147483648 copy 2 GiB | 2 GiB"
+    refute_output --partial "e+"
+}
+
+@test "the legacy default stream is named on its track and in the text timeline" {
+    "$TOOLS/trace_test" chrome "$WAIT" >"$BATS_TEST_TMPDIR/t.json"
+    run python3 -c 'import json, sys; print(sorted(e["args"]["name"] for e in json.load(open(sys.argv[1]))["traceEvents"] if e["name"] == "thread_name"))' "$BATS_TEST_TMPDIR/t.json"
+    assert_output "['consumer', 'host waits', 'legacy default stream', 'producer', 'variants']"
+    run "$TOOLS/trace_test" text "$WAIT" 100
+    assert_line --regexp '^legacy default stream kernel +K+ *$'
+    assert_line --regexp '^legacy default stream H2D +H+ *$'
+}
+
+@test "a GPU wait is a flow arrow from the producer's last operation to the consumer's next, inside both" {
+    "$TOOLS/trace_test" chrome "$WAIT" >"$BATS_TEST_TMPDIR/t.json"
+    run trace_check validate "$BATS_TEST_TMPDIR/t.json"
+    assert_success
+    # from 49 ns to 61 ns: 0.012 us
+    run trace_check flows "$BATS_TEST_TMPDIR/t.json"
+    assert_output $'producer -> consumer\t0.012'
+    run "$TOOLS/trace_test" text "$WAIT" 100
+    assert_line "GPU waits: 1 time a stream waited on the GPU for another's event (cudaStreamWaitEvent); a --trace .json draws each as an arrow"
+    # nothing on the host's track: the host did not wait
+    run grep -c '"tid":2147483647,"name":"cudaStreamWaitEvent' "$BATS_TEST_TMPDIR/t.json"
+    assert_output "0"
+}
+
+@test "the checker refuses a flow arrow that binds to no operation" {
+    "$TOOLS/trace_test" chrome "$WAIT" | sed 's/"ph":"s","id":1,"pid":1,"tid":2,"ts":0.049/"ph":"s","id":1,"pid":1,"tid":2,"ts":0.055/' \
+        >"$BATS_TEST_TMPDIR/t.json"
+    run trace_check validate "$BATS_TEST_TMPDIR/t.json"
+    assert_failure 1
+    assert_output --partial "a flow event inside no operation of its track"
+}
+
+@test "flows and stream names survive the raw records, written and read again" {
+    run "$TOOLS/trace_test" records "$WAIT"
+    assert_success
+    assert_equal "$(grep -v '^#' <<<"$output")" "$(grep -v '^#' "$WAIT")"
 }

@@ -69,3 +69,44 @@ trace_check() { python3 "$ROOT/tests/tools/trace_check.py" "$@"; }
     assert_output "0"
     [[ "$stderr" == *"legend:"* ]]
 }
+
+@test "lab01's trace and its text timeline name the legacy default stream, which did work" {
+    ./lab01 --quick --trace "$BATS_TEST_TMPDIR/t.json" >/dev/null
+    # lab01's legacy-stream calls run in the context's NULL stream: its track
+    # is named from CUPTI's context record, and holds at least one operation
+    run python3 - "$BATS_TEST_TMPDIR/t.json" <<'PY'
+import json, sys
+events = json.load(open(sys.argv[1]))["traceEvents"]
+tracks = {e["tid"]: e["args"]["name"] for e in events if e["name"] == "thread_name"}
+legacy = [tid for tid, name in tracks.items() if name == "legacy default stream"]
+assert len(legacy) == 1, tracks
+ops = [e for e in events if e["ph"] == "X" and e["tid"] == legacy[0]]
+assert ops, "no operation on the legacy stream's track"
+assert not any(n.startswith("unnamed id") and tid == legacy[0] for tid, n in tracks.items())
+print(len(ops))
+PY
+    assert_success
+    run ./lab01 --quick --timeline
+    assert_line --regexp '^legacy default stream (kernel|H2D|D2H) +.*[KHD]'
+}
+
+@test "lab06's trace draws each GPU wait as an arrow between two streams, forward in time" {
+    run ./lab06 --quick --trace "$BATS_TEST_TMPDIR/t.json"
+    [ "$status" -eq 0 ] || [ "$status" -eq 4 ] || fail "exit $status"
+    run trace_check validate "$BATS_TEST_TMPDIR/t.json"
+    assert_success
+    run trace_check flows "$BATS_TEST_TMPDIR/t.json"
+    assert_success
+    [ "${#lines[@]}" -ge 1 ] || fail "no flow arrow in lab06's trace"
+    # Model: the waiting stream's next operation cannot start before the
+    # recording stream's last one ended, so every arrow goes forward in time
+    # (one GPU clock for both: allow 0.5 us of timestamp jitter), and links
+    # two different streams.
+    while IFS=$'\t' read -r pair gap; do
+        [ "${pair%% -> *}" != "${pair##* -> }" ] || fail "an arrow within one stream: $pair"
+        python3 -c "import sys; sys.exit(not $gap > -0.5)" || fail "an arrow back in time: $pair $gap us"
+    done <<<"$output"
+    # and none of them is on the host's track: the host did not wait
+    run grep -c '"name":"cudaStreamWaitEvent"' "$BATS_TEST_TMPDIR/t.json"
+    assert_output "0"
+}

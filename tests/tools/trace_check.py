@@ -8,6 +8,11 @@ code that wrote it.
                                         operation of category A ran while one of
                                         category B ran on another stream, over the
                                         time A ran: e.g. kernel kernel, h2d kernel
+  trace_check.py flows FILE             each flow arrow (a GPU wait), one a line:
+                                        "FROM -> TO<TAB>GAP" (track names; GAP, in us,
+                                        from the arrow's start to its end)
+Flow arrows ("s" and "f" events of one id) must each lie inside an operation
+of their track, which is where Perfetto and chrome://tracing bind them.
 Categories: kernel, h2d, d2h, copy, memset. Exits 1 with the reason on a bad file.
 """
 import json
@@ -30,17 +35,23 @@ def load(path):
     events = doc.get("traceEvents") if isinstance(doc, dict) else None
     if not isinstance(events, list):
         fail(f"{path}: no traceEvents array")
-    named = set()
+    named = {}
     for e in events:
-        if not isinstance(e, dict) or e.get("ph") not in ("X", "M"):
-            fail(f"{path}: an event with ph other than X or M: {e}")
+        if not isinstance(e, dict) or e.get("ph") not in ("X", "M", "s", "f"):
+            fail(f"{path}: an event with ph other than X, M, s or f: {e}")
         if not isinstance(e.get("pid"), int) or not isinstance(e.get("name"), str):
             fail(f"{path}: an event without integer pid or string name: {e}")
         if e["ph"] == "M":
             if e["name"] not in ("process_name", "thread_name", "thread_sort_index"):
                 fail(f"{path}: unknown metadata event {e['name']}")
             if e["name"] == "thread_name":
-                named.add(e["tid"])
+                named[e["tid"]] = e["args"]["name"]
+        elif e["ph"] in ("s", "f"):
+            if not isinstance(e.get("id"), int) or not isinstance(e.get("tid"), int) or \
+                    not isinstance(e.get("ts"), (int, float)):
+                fail(f"{path}: a flow event without integer id and tid and a ts: {e}")
+            if e["ph"] == "f" and e.get("bp") != "e":
+                fail(f"{path}: a flow end not bound to its enclosing slice (bp e): {e}")
         else:
             for key in ("ts", "dur"):
                 if not isinstance(e.get(key), (int, float)) or e[key] < 0:
@@ -52,7 +63,25 @@ def load(path):
     for e in events:
         if e["ph"] == "X" and e["tid"] not in named:
             fail(f"{path}: track {e['tid']} has no thread_name")
-    return [e for e in events if e["ph"] == "X"]
+    slices = [e for e in events if e["ph"] == "X"]
+    ends = {}
+    for e in events:
+        if e["ph"] in ("s", "f"):
+            if not any(x["tid"] == e["tid"] and x["ts"] < e["ts"] < x["ts"] + x["dur"]
+                       for x in slices):
+                fail(f"{path}: a flow event inside no operation of its track: {e}")
+            if e["id"] in ends.setdefault(e["ph"], {}):
+                fail(f"{path}: two '{e['ph']}' events of flow {e['id']}")
+            ends[e["ph"]][e["id"]] = e
+    starts, finishes = ends.get("s", {}), ends.get("f", {})
+    if set(starts) != set(finishes):
+        fail(f"{path}: flows without both ends: {sorted(set(starts) ^ set(finishes))}")
+    FLOWS[:] = [(named[starts[i]["tid"]], named[finishes[i]["tid"]],
+                 finishes[i]["ts"] - starts[i]["ts"]) for i in sorted(starts)]
+    return slices
+
+
+FLOWS = []  # (from track, to track, gap in us), filled by load()
 
 
 def span(events, name):
@@ -88,11 +117,14 @@ def overlap(events, name, cat_a, cat_b):
 
 
 def main(argv):
-    if len(argv) < 3 or argv[1] not in ("validate", "spans", "overlap"):
+    if len(argv) < 3 or argv[1] not in ("validate", "spans", "overlap", "flows"):
         fail(__doc__)
     events = load(argv[2])
     if argv[1] == "validate":
         print(len(events))
+    elif argv[1] == "flows":
+        for source, target, gap in FLOWS:
+            print(f"{source} -> {target}\t{gap:.3f}")
     elif argv[1] == "spans":
         for e in events:
             if e["cat"] == "variant":

@@ -3,7 +3,8 @@
  *
  *   trace_test chrome RECORDS    Chrome Trace Event JSON on stdout
  *   trace_test text RECORDS [W]  the text timeline, W columns wide (default 120)
- *   trace_test overlap RECORDS   each span's overlap, one "name<TAB>percent" a line */
+ *   trace_test overlap RECORDS   each span's overlap, one "name<TAB>percent" a line
+ *   trace_test records RECORDS   the records written again, as --trace FILE.tsv would */
 #include "trace.h"
 
 #include <stdlib.h>
@@ -12,7 +13,7 @@
 int main(int argc, char **argv)
 {
     if (argc < 3) {
-        fprintf(stderr, "usage: trace_test chrome|text|overlap RECORDS [WIDTH]\n");
+        fprintf(stderr, "usage: trace_test chrome|text|overlap|records RECORDS [WIDTH]\n");
         return 2;
     }
     FILE *in = fopen(argv[2], "r");
@@ -29,6 +30,8 @@ int main(int argc, char **argv)
     fclose(in);
     if (strcmp(argv[1], "chrome") == 0)
         trace_write_chrome(&t, "fixture", stdout);
+    else if (strcmp(argv[1], "records") == 0)
+        trace_write_records(&t, stdout);
     else if (strcmp(argv[1], "text") == 0)
         trace_draw_text(&t, argc > 3 ? atoi(argv[3]) : 120, stdout);
     else
