@@ -46,6 +46,10 @@
  *   host_minus_gpu_clock_ns(stream, pinned, reads)   %globaltimer onto the host's clock
  *   pipeline_fresh, pipeline_verify         a pipeline_stage pipeline's buffers around a run
  *   pipeline_open, pipeline_run (pipeline.h)    ... owned by the run; one run timed and checked
+ *   batch_pipeline_open, batch_pipeline_run (batches.h)   batches up, through affine_work
+ *                                           and down on S streams in C chunks; the model's bounds
+ *   copy_gbps, copy_paired, copy_returns_ms, copy_sweep_plan (copies.h)   a copy's rate, two
+ *                                           kinds in turn, when its call returns, a size sweep
  *   kernel_wait_measure, dependency_hop_us (waits.h)   what a wait costs the host
  *   affine_launch(in, out, n, steps, s)     checkable work; affine_launch_with_span
  *   affine_calibrate, affine_steps_for_ms   "a kernel of T ms" on this GPU

@@ -47,7 +47,7 @@
  * --check: 4 batches of 1 MiB, one round. */
 #include "ex04.h"
 #include "grading.h"
-#include "kernels.h"
+#include "batches.h"
 
 #include <math.h>
 #include <string.h>
@@ -246,14 +246,13 @@ static void bench_open(lab_run *lab)
     bench.steps = affine_steps_for_ms(&cal, kernel_ratio * h.median);
 }
 
-/* The model's ideal pipeline over n batches: the busiest engine does its
- * stage of all of them, the other stages before its first and after its last;
- * with one copy engine, uploads and downloads take turns on it. */
+/* The model's ideal pipeline over n batches, lab04's (kernels/batches.h):
+ * the busiest engine does its stage of all of them, the other stages before
+ * its first and after its last; with one copy engine, uploads and downloads
+ * take turns on it. */
 static double ideal_ms(double h, double k, double d, double beside, int n, int engines)
 {
-    if (engines >= 2)
-        return h + k + d + (n - 1) * fmax(fmax(beside, fmax(h, d)), k);
-    return fmax(n * (h + d), h + d + n * k);
+    return batch_engines_ms(batch_stage_times(h, k, d, beside, engines), n, engines);
 }
 
 /* What the rounds measured: each way's times, and round by round the

@@ -15,7 +15,7 @@
  * Each verdict that compares two kinds times them in turn and reads the pairs' ratios.
  */
 #include "streamlab.h"
-#include "kernels.h"
+#include "copies.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -40,7 +40,7 @@ static const program_info program = {
     .memory_per_unit = 1 << 20,
 };
 
-enum { SMALLEST = 4096, MAX_SIZES = 24, POISON = 0xff, MIN_SAMPLES = 7, WARMUP = 2 };
+enum { SMALLEST = 4096, POISON = 0xff, WARMUP = 2 };
 enum kind { PAGEABLE, REGISTERED, PINNED, KINDS }; enum dir { H2D, D2H, DIRS };
 static const char *const kind_name[KINDS] = {"pageable", "registered", "pinned"};
 enum cost { TOUCH, MALLOC_HOST, FREE_HOST, REGISTER, UNREGISTER, COSTS }; /* of two buffers */
@@ -57,46 +57,17 @@ typedef struct {
     uint32_t *host[KINDS][DIRS];       /* the host end: H2D's source, D2H's destination */
     double cost_ms[COSTS], raw;        /* raw: the link's raw rate, GB/s (0: unknown) */
     stats link[DIRS], host_copy[DIRS]; /* the model's limits, L and M */
-    int n, batch[MAX_SIZES], samples[MAX_SIZES]; /* the sweep: sizes, copies per sample */
-    size_t bytes[MAX_SIZES];
-    char label[MAX_SIZES][24];         /* "4 KiB" */
-    stats bw[KINDS][DIRS][MAX_SIZES];
+    copy_sweep sw;                     /* the sweep's sizes, copies per sample, samples */
+    stats bw[KINDS][DIRS][COPY_SWEEP_MAX];
 } bench;
 
-typedef struct {
-    void *dst; const void *src; size_t bytes; enum cudaMemcpyKind dir; bench *b;
-} copy_op;
-
-/* A copy of `bytes` between kind k's host buffer and the device, direction d. */
-static copy_op copy_of(bench *b, int k, int d, size_t bytes)
+/* A copy of `bytes` between kind k's host buffer and the device, direction d
+ * (kernels/copies.h times it). */
+static copy_op copy_of(const bench *b, int k, int d, size_t bytes)
 {
-    copy_op h2d = {b->d_buf, b->host[k][H2D], bytes, cudaMemcpyHostToDevice, b};
-    copy_op d2h = {b->host[k][D2H], b->d_buf, bytes, cudaMemcpyDeviceToHost, b};
+    copy_op h2d = {b->d_buf, b->host[k][H2D], bytes, cudaMemcpyHostToDevice, b->stream};
+    copy_op d2h = {b->host[k][D2H], b->d_buf, bytes, cudaMemcpyDeviceToHost, b->stream};
     return d == H2D ? h2d : d2h;
-}
-
-static void issue_copy(void *ctx, int i)
-{
-    copy_op *c = (copy_op *)ctx;
-    (void)i;
-    CUDA_CHECK(cudaMemcpyAsync(c->dst, c->src, c->bytes, c->dir, c->b->stream));
-}
-
-/* GB/s, one timer for every kind: events in the stream around `batch` copies. */
-static stats bandwidth(bench *b, int k, int d, size_t bytes, int batch, int samples)
-{
-    copy_op c = copy_of(b, k, d, bytes);
-    stats t = measure_issued(issue_copy, &c, b->stream, batch, WARMUP, samples);
-    return stats_over((double)bytes / 1e6, &t);
-}
-
-/* The driver's half of a pageable copy, done by hand on the host clock. */
-static double time_host_memcpy(void *ctx)
-{
-    copy_op *c = (copy_op *)ctx;
-    double t0 = host_time_ms();
-    memcpy(c->dst, c->src, c->bytes);
-    return host_time_ms() - t0;
 }
 
 /* L, the link, as lab00 measures it, and M, the host copy staging adds, on
@@ -108,34 +79,22 @@ static void measure_limits(report *r, bench *b, int reps)
     report_section(r, "1. The model's two limits, at the largest size");
     timeline_span_begin("limits");
     for (int d = 0; d < DIRS; d++) {
-        b->link[d] = bandwidth(b, PINNED, d, b->largest, 1, reps);
+        b->link[d] = copy_gbps(copy_of(b, PINNED, d, b->largest), 1, WARMUP, reps);
         report_stats(r, link[d], "bandwidth", &b->link[d], "GB/s");
         copy_op staging = {b->host[d == H2D ? PINNED : PAGEABLE][D2H],
                            b->host[d == H2D ? PAGEABLE : PINNED][H2D], b->largest};
-        stats t = measure(time_host_memcpy, &staging, 1, reps < 5 ? reps : 5);
-        b->host_copy[d] = stats_over((double)b->largest / 1e6, &t);
+        b->host_copy[d] = copy_host_gbps(staging, 1, reps < 5 ? reps : 5);
         report_stats(r, host_memcpy[d], "bandwidth", &b->host_copy[d], "GB/s");
     }
     timeline_span_end();
 }
 
-/* At most 19 sizes (--max-mib is at most 1 GiB). Small copies in bulk (256 KiB
- * a sample at least), for the events' resolution; about the same bytes each size,
- * but MIN_SAMPLES at least: at the largest a median of 3 lets one burst decide. */
+/* At most 19 sizes (--max-mib is at most 1 GiB), ending where the limits were
+ * measured; about 64 MiB of copies each size (8 under --quick). */
 static void plan_sweep(report *r, bench *b, int quick, int reps)
 {
-    const size_t sample_min = 256u << 10, budget = quick ? 8u << 20 : 64u << 20;
-    for (size_t bytes = SMALLEST; bytes < b->largest; bytes *= quick ? 4 : 2)
-        b->bytes[b->n++] = bytes;
-    b->bytes[b->n++] = b->largest; /* the sweep ends where the limits were measured */
-    for (int i = 0; i < b->n; i++) {
-        size_t bytes = b->bytes[i], per_sample = bytes > sample_min ? bytes : sample_min;
-        int mib = bytes >= (1u << 20);
-        b->samples[i] = (int)fmin(fmax((double)(budget / per_sample), MIN_SAMPLES), reps);
-        b->batch[i] = (int)(per_sample / bytes);
-        snprintf(b->label[i], sizeof b->label[i], "%zu %s", bytes >> (mib ? 20 : 10),
-                 mib ? "MiB" : "KiB");
-    }
+    copy_sweep_plan(&b->sw, SMALLEST, b->largest, quick ? 4 : 2, quick ? 8u << 20 : 64u << 20,
+                    reps);
     report_section(r, "2. Bandwidth by copy size: pageable, registered, pinned");
     report_param(r, "smallest_copy", SMALLEST, "bytes");
     report_param(r, "largest_copy", (double)b->largest, "bytes");
@@ -148,14 +107,8 @@ static void sweep_kind(report *r, bench *b, enum kind k)
     tally t = {0};
     char name[64];
     timeline_span_begin(kind_name[k]);
-    for (int i = 0; i < b->n; i++) {
-        t.where = b->label[i];
-        CUDA_CHECK(cudaMemsetAsync(b->d_buf, POISON, b->bytes[i], b->stream));
-        b->bw[k][H2D][i] = bandwidth(b, k, H2D, b->bytes[i], b->batch[i], b->samples[i]);
-        memset(b->host[k][D2H], POISON, b->bytes[i]); /* the stream is idle */
-        b->bw[k][D2H][i] = bandwidth(b, k, D2H, b->bytes[i], b->batch[i], b->samples[i]);
-        verify_equal_u32(b->host[k][D2H], b->host[k][H2D], b->bytes[i] / 4, &t);
-    }
+    copy_sweep_round_trips(&b->sw, copy_of(b, k, H2D, 0), copy_of(b, k, D2H, 0), WARMUP,
+                           b->bw[k][H2D], b->bw[k][D2H], &t);
     timeline_span_end();
     snprintf(name, sizeof name, "%s_bytes_intact", kind_name[k]);
     report_tally(r, name, &t, "words differ after H2D then D2H, at every size");
@@ -179,17 +132,14 @@ static const char sweep_head[] =
  * _p5, _p95) for plots: the report does not say its format, the options do. */
 static void report_sweep(report *r, const bench *b, const common_options *opt)
 {
-    char metric[48], n[24];
+    char n[24];
     for (int k = 0; k < KINDS && (opt->csv || opt->json); k++)
         for (int d = 0; d < DIRS; d++)
-            for (int i = 0; i < b->n; i++) {
-                snprintf(metric, sizeof metric, "bandwidth@%zu", b->bytes[i]);
-                report_stats(r, variant[k][d], metric, &b->bw[k][d][i], "GB/s");
-            }
+            copy_sweep_report(r, &b->sw, variant[k][d], b->bw[k][d]);
     report_text(r, "%s", sweep_head);
-    for (int i = 0; i < b->n; i++) {
-        snprintf(n, sizeof n, "%dx%d", b->samples[i], b->batch[i]);
-        report_text(r, "  %7s %8s", b->label[i], n);
+    for (int i = 0; i < b->sw.n; i++) {
+        snprintf(n, sizeof n, "%dx%d", b->sw.samples[i], b->sw.batch[i]);
+        report_text(r, "  %7s %8s", b->sw.label[i], n);
         for (int d = 0; d < DIRS; d++)
             report_text(r, "   %8.2f %10.2f %8.2f", b->bw[PAGEABLE][d][i].median,
                         b->bw[REGISTERED][d][i].median, b->bw[PINNED][d][i].median);
@@ -206,7 +156,7 @@ static void predict(report *r, const bench *b)
         for (int k = 0; k < KINDS; k++)
             report_compare(r, variant[k][d], "bandwidth", k == PAGEABLE ? "min(host memcpy, link)"
                            : "link", k == PAGEABLE ? fmin(b->host_copy[d].median, b->link[d].median)
-                           : b->link[d].median, &b->bw[k][d][b->n - 1], "GB/s");
+                           : b->link[d].median, &b->bw[k][d][b->sw.n - 1], "GB/s");
     if (!b->raw)
         report_text(r, "  no pinned_reaches_link verdicts: NVML did not give the link's PCIe "
                        "generation and width, so its raw rate is unknown\n");
@@ -251,10 +201,8 @@ static int attempt_versus(void *ctx, double *spread)
     bench *b = x->b;
     int holds = 1;
     for (int d = 0; d < DIRS && x->v[d]; d++) {
-        copy_op c[2] = {copy_of(b, x->k, d, b->largest), copy_of(b, PINNED, d, b->largest)};
-        issued w[2] = {{issue_copy, &c[0], b->stream, 1, b->timer},
-                       {issue_copy, &c[1], b->stream, 1, b->timer}};
-        x->p[d] = measure_paired(time_issued, &w[0], time_issued, &w[1], 1, b->samples[b->n - 1]);
+        x->p[d] = copy_paired(copy_of(b, x->k, d, b->largest), copy_of(b, PINNED, d, b->largest),
+                              b->timer, 1, b->sw.samples[b->sw.n - 1]);
         x->gbps[d] = (double)b->largest / 1e6 / x->p[d].b.median;
         holds &= verdict_holds(x->v[d], x->p[d].ratio.median) &&
                  (!x->raw || verdict_holds(&REACHES_LINK[d], x->gbps[d] / x->raw));
@@ -269,7 +217,7 @@ static void judge_versus(lab_run *run, bench *b, enum kind k, const verdict *h2d
                          const verdict *d2h, double raw)
 {
     versus x = {b, k, {h2d, d2h}, raw};
-    char what[32], metric[24], *at = b->label[b->n - 1];
+    char what[32], metric[24], *at = b->sw.label[b->sw.n - 1];
     snprintf(what, sizeof what, "pinned vs %s", kind_name[k]);
     snprintf(metric, sizeof metric, "vs_%s", kind_name[k]);
     lab_attempt(run, what, attempt_versus, &x);
@@ -287,24 +235,10 @@ static void judge_versus(lab_run *run, bench *b, enum kind k, const verdict *h2d
 
 /* The trap's four copies (pageable H2D, D2H, pinned H2D, D2H), each on an idle
  * stream: t[3i..3i+2], when copy i's call returned (host clock), how long the copy
- * took (events), and the one over the other, sample by sample; back(), its median. */
-typedef struct { copy_op c[4]; int reps; stats t[12]; } trap;
+ * took (events), and the one over the other, sample by sample (copy_returns_ms);
+ * back(), its median. */
+typedef struct { copy_op c[4]; copy_returns returns; int reps; stats t[12]; } trap;
 static double back(const trap *x, int i) { return x->t[3 * i + 2].median; }
-
-static void time_returns(void *ctx, double *v)
-{
-    copy_op *c = ((trap *)ctx)->c;
-    for (int i = 0; i < 4; i++, c++, v += 3) {
-        CUDA_CHECK(cudaStreamSynchronize(c->b->stream));
-        event_timer_start(&c->b->timer, c->b->stream);
-        double t0 = host_time_ms();
-        issue_copy(c, 0);
-        v[0] = host_time_ms() - t0;
-        event_timer_stop(&c->b->timer, c->b->stream);
-        v[1] = event_timer_ms(&c->b->timer);
-        v[2] = v[0] / v[1];
-    }
-}
 
 static const verdict PAGEABLE_WAITS = {"pageable_call_waits_for_copy", 0.80, INFINITY, "%",
     "a pageable cudaMemcpyAsync returned before its copy was done: this driver or system stages "
@@ -319,7 +253,7 @@ static int attempt_trap(void *ctx, double *spread)
 {
     trap *x = (trap *)ctx;
     timeline_span_begin("async");
-    measure_several(time_returns, x, 12, 1, x->reps, x->t);
+    measure_several(copy_returns_ms, &x->returns, 12, 1, x->reps, x->t);
     timeline_span_end();
     *spread = fmax(stats_spread(&x->t[2]), stats_spread(&x->t[5]));
     return verdict_holds(&PAGEABLE_WAITS, fmin(back(x, 0), back(x, 1))) &&
@@ -328,7 +262,7 @@ static int attempt_trap(void *ctx, double *spread)
 
 static void async_trap(lab_run *run, bench *b, size_t bytes, int reps)
 {
-    trap x = {.reps = reps};
+    trap x = {.returns = {x.c, 4, b->timer}, .reps = reps};
     for (int i = 0; i < 4; i++)
         x.c[i] = copy_of(b, i < 2 ? PAGEABLE : PINNED, i % 2, bytes);
     report_section(run->r, "4. The async trap: when does cudaMemcpyAsync return?");
@@ -359,8 +293,8 @@ static void pinning_cost(report *r, bench *b)
     for (int c = 0; c < COSTS; c++)
         report_value(r, cost_name[c], "ms_per_GiB", b->cost_ms[c] / gib, "ms/GiB");
     double reg = b->cost_ms[REGISTER] / gib, ms_per_gib_at_1gbs = (1u << 30) / 1e6;
-    double saved = ms_per_gib_at_1gbs * (1 / b->bw[PAGEABLE][H2D][b->n - 1].median -
-                                         1 / b->bw[PINNED][H2D][b->n - 1].median);
+    double saved = ms_per_gib_at_1gbs * (1 / b->bw[PAGEABLE][H2D][b->sw.n - 1].median -
+                                         1 / b->bw[PINNED][H2D][b->sw.n - 1].median);
     report_value(r, "cudaHostRegister", "break_even_copies", saved > 0 ? reg / saved : INFINITY,
                  "copies");
     report_text(r, "  registering a GiB costs %.0f ms (100 GiB: %.0f s) and saves %.0f ms per "

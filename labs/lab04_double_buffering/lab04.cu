@@ -16,7 +16,7 @@
  * own work in order. From pageable memory the overlap vanishes.
  */
 #include "streamlab.h"
-#include "kernels.h"
+#include "batches.h"
 
 #include <string.h>
 
@@ -41,21 +41,16 @@ static const program_info program = {
     .memory_option = "batch-mib", .memory_per_unit = 4 << 20, /* two buffer sets of in and out */
 };
 
-enum { MAX_STREAMS = 8, WARMUP = 1, STAGE_REPEAT = 4, ROUNDS_MIN = 5, PAGEABLE_ROUNDS = 3 };
-enum stage { H2D, KERNEL, D2H, BESIDE, PAGEABLE_H2D, PAGEABLE_D2H, STAGES };
+enum { MAX_STREAMS = BATCH_MAX_STREAMS, WARMUP = 1, STAGE_REPEAT = 4, ROUNDS_MIN = 5,
+       PAGEABLE_ROUNDS = 3 };
+enum stage { H2D = BATCH_H2D, KERNEL = BATCH_KERNEL, D2H = BATCH_D2H, BESIDE = BATCH_BESIDE,
+             PAGEABLE_H2D, PAGEABLE_D2H, STAGES };
 
-/* How a variant issues the work. */
-typedef struct {
-    int streams;       /* S: item j goes to stream j % S, into that stream's own buffers */
-    int chunks;        /* C: each batch cut into C items */
-    int breadth_first; /* per round of S items: all H2D, then all kernels, then all D2H */
-    int pageable;      /* host buffers from malloc instead of cudaMallocHost */
-} shape;
-
-/* The variants, in lesson order; a section starts where one is named. */
+/* The variants, in lesson order; a section starts where one is named.
+ * kernels/batches.h issues them: item j of C per batch on stream j % S. */
 static const struct {
     const char *section, *name;
-    shape sh;
+    batch_shape sh;
 } variants[] = {
     {"(a) Serial: one stream, one buffer set", "serial", {1, 1, 0, 0}},
     {"(b) Double buffered: batch i on stream i%2", "double buffered", {2, 1, 0, 0}},
@@ -68,176 +63,74 @@ static const struct {
 };
 enum { N_VARIANTS = sizeof variants / sizeof variants[0], PAGEABLE = N_VARIANTS - 1 };
 
-/* ms per item (a batch, or a chunk of one): each stage alone; c', the slower
- * copy while both run; pageable copies (whole batches only). */
 typedef struct {
-    double h, k, d, beside, h_pageable, d_pageable;
-} stage_ms;
-
-typedef struct {
-    int n, engines, reps, quick; /* batches, copy engines, --reps, --quick */
-    size_t batch;                /* elements per batch */
-    int steps;                   /* affine_work rounds per element */
-    uint32_t *h_in, *h_out;      /* pinned, n batches each */
-    uint32_t *p_in, *p_out;      /* pageable, for variant (d) */
-    uint32_t *d_in, *d_out;      /* room for two batches each: every stream's buffers */
-    cudaStream_t stream[MAX_STREAMS];
-    cudaEvent_t joined[MAX_STREAMS];
-    event_timer timer;
-    tally outputs;               /* every output of every run */
+    batch_pipeline b;         /* the batches, their buffers and streams */
+    int engines, reps, quick; /* copy engines, --reps, --quick */
+    tally outputs;            /* every output of every run */
     /* what one attempt measured: the stages, then the variants (time n 0: not run) */
     stats stages[STAGES], time[N_VARIANTS], speedup[N_VARIANTS];
-    stats chunk_h[MAX_STREAMS + 1]; /* an upload of 1/C of a batch, for each C measured */
-    stage_ms t[MAX_STREAMS + 1]; /* the model's stage times per item of a batch cut in C: t[C] */
-    double eff[N_VARIANTS];      /* speedup / the ideal speedup at the variant's chunks */
-    int best;                    /* the variant of the best efficiency */
+    stats chunk_h[MAX_STREAMS + 1];    /* an upload of 1/C of a batch, for each C measured */
+    batch_stage_ms t[MAX_STREAMS + 1]; /* the model's stage times per item of 1/C batch: t[C] */
+    double eff[N_VARIANTS];   /* speedup / the ideal speedup at the variant's chunks */
+    int best;                 /* the variant of the best efficiency */
 } pipeline;
 
-/* ---- issuing the work ------------------------------------------------------------- */
-
-/* One stage of item j: batch j / C, chunk j % C, on stream j % S with that
- * stream's buffers; the stream's order keeps the items that share them apart
- * (item j + S's upload waits for item j's download). */
-static void issue(const pipeline *p, const shape *sh, int j, int stage)
-{
-    size_t region = (p->batch + sh->chunks - 1) / sh->chunks;
-    int c = j % sh->chunks, s = j % sh->streams;
-    size_t lo = p->batch * c / sh->chunks, count = p->batch * (c + 1) / sh->chunks - lo;
-    size_t at = (size_t)(j / sh->chunks) * p->batch + lo;
-    uint32_t *d_in = p->d_in + s * region, *d_out = p->d_out + s * region;
-    cudaStream_t st = p->stream[s];
-    if (stage == H2D)
-        CUDA_CHECK(cudaMemcpyAsync(d_in, (sh->pageable ? p->p_in : p->h_in) + at,
-                                   count * sizeof(uint32_t), cudaMemcpyHostToDevice, st));
-    else if (stage == KERNEL)
-        affine_launch(d_in, d_out, count, p->steps, st);
-    else
-        CUDA_CHECK(cudaMemcpyAsync((sh->pageable ? p->p_out : p->h_out) + at, d_out,
-                                   count * sizeof(uint32_t), cudaMemcpyDeviceToHost, st));
-}
-
-/* Stream `waiter` goes on only once stream `on` has reached this point. */
-static void wait_for(const pipeline *p, int waiter, int on)
-{
-    CUDA_CHECK(cudaEventRecord(p->joined[on], p->stream[on]));
-    CUDA_CHECK(cudaStreamWaitEvent(p->stream[waiter], p->joined[on], 0));
-}
+/* ---- running the variants --------------------------------------------------------- */
 
 typedef struct {
     pipeline *p;
     int variant, calls, last; /* its runs so far; the last round's, checked */
 } way;
 
-/* A variant's pipeline once, between two events in stream 0, which the other
- * streams fork from and join: the host queues everything, then waits once.
- * Only the last round's run is checked (every variant writes the same
- * outputs, and the check takes longer than a run) and is a timeline span. */
+/* A variant's pipeline once (batch_pipeline_run: timed by events in stream
+ * 0, which the other streams fork from and join). Only the last round's run
+ * is checked (every variant writes the same outputs, and the check takes
+ * longer than a run) and is a timeline span. */
 static double run_once(void *ctx)
 {
     way *w = (way *)ctx;
-    pipeline *p = w->p;
-    const shape *sh = &variants[w->variant].sh;
-    int m = p->n * sh->chunks, S = sh->streams, last = ++w->calls == w->last;
-    uint32_t *in = sh->pageable ? p->p_in : p->h_in, *out = sh->pageable ? p->p_out : p->h_out;
-    size_t total = (size_t)p->n * p->batch;
+    batch_pipeline *b = &w->p->b;
+    const batch_shape *sh = &variants[w->variant].sh;
+    int last = ++w->calls == w->last;
+    uint32_t *in = sh->pageable ? b->p_in : b->h_in, *out = sh->pageable ? b->p_out : b->h_out;
+    size_t total = (size_t)b->n * b->batch;
     if (last) { /* on outputs poisoned just before it, checked just after */
         memset(out, 0xff, total * sizeof(uint32_t));
-        p->outputs.where = variants[w->variant].name;
-        timeline_span_begin(p->outputs.where);
+        w->p->outputs.where = variants[w->variant].name;
+        timeline_span_begin(w->p->outputs.where);
     }
-    event_timer_start(&p->timer, p->stream[0]);
-    for (int s = 1; s < S; s++) /* they start where stream 0's start event is */
-        CUDA_CHECK(cudaStreamWaitEvent(p->stream[s], p->timer.start, 0));
-    if (!sh->breadth_first) {
-        for (int j = 0; j < m; j++)
-            for (int stage = H2D; stage <= D2H; stage++)
-                issue(p, sh, j, stage);
-    } else {
-        for (int round = 0; round < m; round += S)
-            for (int stage = H2D; stage <= D2H; stage++)
-                for (int j = round; j < round + S && j < m; j++)
-                    issue(p, sh, j, stage);
-    }
-    for (int s = 1; s < S; s++)
-        wait_for(p, 0, s);
-    event_timer_stop(&p->timer, p->stream[0]);
-    double ms = event_timer_ms(&p->timer);
+    double ms = batch_pipeline_run(b, sh);
     if (last) {
         timeline_span_end();
-        verify_affine(in, out, total, p->steps, &p->outputs);
+        verify_affine(in, out, total, b->steps, &w->p->outputs);
     }
     return ms;
-}
-
-/* One stage of one batch, timed alone: H2D, KERNEL, D2H (from pageable
- * memory if asked), or BESIDE, an upload and a download at once. */
-typedef struct {
-    pipeline *p;
-    int stage, pageable, chunks; /* items of 1/chunks of a batch */
-} stage_of;
-
-/* The i-th of STAGE_REPEAT batches of one stage, back to back in stream 0;
- * BESIDE: an upload there and a download in stream 1 (item 1's), which forks
- * from stream 0 before the first and joins it after the last. */
-static void issue_stage(void *ctx, int i)
-{
-    const stage_of *so = (const stage_of *)ctx;
-    pipeline *p = so->p;
-    const shape one = {1, so->chunks, 0, so->pageable}, two = {2, so->chunks, 0, 0};
-    if (so->stage != BESIDE) {
-        issue(p, &one, i % (p->n * so->chunks), so->stage);
-        return;
-    }
-    if (i == 0)
-        wait_for(p, 1, 0);
-    issue(p, &two, 0, H2D);
-    issue(p, &two, 1, D2H);
-    if (i == STAGE_REPEAT - 1)
-        wait_for(p, 0, 1);
 }
 
 /* The time of one batch's stage on its own, timed by events in stream 0. */
 static stats stage_alone(pipeline *p, int stage, int pageable)
 {
-    stage_of so = {p, stage, pageable, 1};
-    return measure_issued(issue_stage, &so, p->stream[0], STAGE_REPEAT, WARMUP,
+    batch_stage_of so = {&p->b, stage, pageable, 1, STAGE_REPEAT};
+    return measure_issued(batch_issue_stage, &so, p->b.stream[0], STAGE_REPEAT, WARMUP,
                           p->reps < ROUNDS_MIN ? ROUNDS_MIN : p->reps);
 }
 
 /* ---- the model -------------------------------------------------------------------- */
 
-/* The engines' bound over m items of stage times t each: the busiest engine
- * does its stage of all m items, the other stages before its first and after
- * its last (fill, drain); with one copy engine, uploads and downloads take
- * turns on it. */
-static double engines_ms(stage_ms t, int m, int engines)
-{
-    if (engines >= 2)
-        return t.h + t.k + t.d + (m - 1) * fmax(t.beside, t.k);
-    return fmax(m * (t.h + t.d), t.h + t.d + m * t.k);
-}
-
-/* The streams' bound: a stream runs its items one after another, and stream
- * s's first upload waits for the s uploads before it. */
-static double streams_ms(stage_ms t, const shape *sh, int n)
-{
-    double item = t.h + t.k + t.d, worst = 0;
-    int m = n * sh->chunks;
-    for (int s = 0; s < sh->streams && s < m; s++)
-        worst = fmax(worst, s * t.h + (m - s + sh->streams - 1) / sh->streams * item);
-    return worst;
-}
-
-/* The larger bound, from the stages timed at the variant's own chunk size,
+/* Two bounds (kernels/batches.h): the engines' (the busiest engine does its
+ * stage of every item, the other stages before its first and after its
+ * last) and the streams' (a stream runs its own items one after another).
+ * The larger bound, from the stages timed at the variant's own chunk size,
  * and in *model which it is. From pageable memory nothing overlaps: the
  * driver stages each copy and the call returns after it. */
-static double predicted_ms(const pipeline *p, const shape *sh, const char **model)
+static double predicted_ms(const pipeline *p, const batch_shape *sh, const char **model)
 {
-    stage_ms t = p->t[sh->chunks], b = p->t[1];
-    double e = engines_ms(t, p->n * sh->chunks, p->engines), s = streams_ms(t, sh, p->n);
+    batch_stage_ms t = p->t[sh->chunks], b = p->t[1];
+    int n = p->b.n;
+    double e = batch_engines_ms(t, n * sh->chunks, p->engines), s = batch_streams_ms(t, sh, n);
     if (sh->pageable) {
         *model = "n(h+k+d), pageable h and d: no overlap";
-        return p->n * (b.h_pageable + b.k + b.d_pageable);
+        return n * (b.h_pageable + b.k + b.d_pageable);
     }
     *model = sh->streams == 1 ? "n(h+k+d)"
              : s > e          ? "streams: the longest stream's h+k+d in turn"
@@ -256,9 +149,9 @@ static const char *const chunk_names[MAX_STREAMS + 1] = {
 static void report_model(report *r, const pipeline *p)
 {
     const stats *st = p->stages;
-    stage_ms t = p->t[1];
-    double serial = p->n * (t.h + t.k + t.d), ideal = engines_ms(t, p->n, p->engines);
-    report_param(r, "steps", p->steps, "steps");
+    batch_stage_ms t = p->t[1];
+    double serial = p->b.n * (t.h + t.k + t.d), ideal = batch_engines_ms(t, p->b.n, p->engines);
+    report_param(r, "steps", p->b.steps, "steps");
     report_stats(r, "H2D", "time", &st[H2D], "ms");
     report_compare(r, "kernel", "time", "--kernel-ratio x h", kernel_ratio * t.h, &st[KERNEL],
                    "ms");
@@ -292,21 +185,13 @@ static const verdict REACHES_IDEAL = {
     "another process may be using this GPU or its link (see nvidia-smi); 'H2D beside D2H' well "
     "above x1: the link or host memory cannot carry both directions at once; fewer than 8 "
     "CUDA_DEVICE_MAX_CONNECTIONS: streams share hardware queues"};
-/* Stage times h, k, d and c' as the model takes them: c' never below the
- * slower copy alone (that would be noise), and the slower copy where one
- * engine never runs both at once. */
-static stage_ms stage_times(double h, double k, double d, double beside, int engines)
-{
-    stage_ms t = {h, k, d, fmax(engines >= 2 ? beside : 0, fmax(h, d)), 0, 0};
-    return t;
-}
-
 /* The stage times in round j of the samples, from way `first` on (H2D,
  * KERNEL, D2H, BESIDE). */
-static stage_ms stages_in_round(const double *ms, int rounds, int first, int j, int engines)
+static batch_stage_ms stages_in_round(const double *ms, int rounds, int first, int j,
+                                      int engines)
 {
     const double *at = ms + (size_t)first * rounds + j;
-    return stage_times(at[H2D * rounds], at[KERNEL * rounds], at[D2H * rounds],
+    return batch_stage_times(at[H2D * rounds], at[KERNEL * rounds], at[D2H * rounds],
                        at[BESIDE * rounds], engines);
 }
 
@@ -328,13 +213,13 @@ static int attempt_pipeline(void *ctx, double *spread)
     int rounds = p->reps < ROUNDS_MIN ? ROUNDS_MIN : p->reps;
     int paged = p->reps < PAGEABLE_ROUNDS ? p->reps : PAGEABLE_ROUNDS;
     int k = 0, first_of[MAX_STREAMS + 1] = {0}, run_way[N_VARIANTS];
-    stage_of so[MAX_WAYS];
+    batch_stage_of so[MAX_WAYS];
     issued alone[MAX_WAYS];
     way w[N_VARIANTS] = {{0}}, pageable = {p, PAGEABLE, 0, WARMUP + paged};
     timed_fn fn[MAX_WAYS];
     void *of[MAX_WAYS];
     for (int i = 0; i < PAGEABLE; i++) { /* --quick: 2 streams, then 3 and 4 chunked */
-        const shape *sh = &variants[i].sh;
+        const batch_shape *sh = &variants[i].sh;
         run_way[i] = -1;
         if (p->quick && sh->chunks > 1 && (sh->streams == 2 || sh->streams == 8))
             continue;
@@ -344,8 +229,8 @@ static int attempt_pipeline(void *ctx, double *spread)
             continue;
         first_of[sh->chunks] = k; /* this chunk size's stages: the next PER ways */
         for (int st = H2D; st <= BESIDE; st++, k++) {
-            so[k] = (stage_of){p, st, 0, sh->chunks};
-            alone[k] = (issued){issue_stage, &so[k], p->stream[0], STAGE_REPEAT, {0, 0}};
+            so[k] = (batch_stage_of){&p->b, st, 0, sh->chunks, STAGE_REPEAT};
+            alone[k] = (issued){batch_issue_stage, &so[k], p->b.stream[0], STAGE_REPEAT, {0, 0}};
             event_timer_create(&alone[k].timer);
             fn[k] = time_issued, of[k] = &alone[k];
         }
@@ -362,7 +247,7 @@ static int attempt_pipeline(void *ctx, double *spread)
             at[st] = stats_of(ms + (size_t)(f + st) * rounds, rounds);
             event_timer_destroy(&alone[f + st].timer);
         }
-        p->t[c] = stage_times(at[H2D].median, at[KERNEL].median, at[D2H].median,
+        p->t[c] = batch_stage_times(at[H2D].median, at[KERNEL].median, at[D2H].median,
                               at[BESIDE].median, p->engines);
         p->chunk_h[c] = at[H2D];
         if (c == 1)
@@ -380,10 +265,10 @@ static int attempt_pipeline(void *ctx, double *spread)
         int c = variants[i].sh.chunks;
         const double *row = ms + (size_t)run_way[i] * rounds;
         for (int r = 0; r < rounds; r++) {
-            stage_ms batch = stages_in_round(ms, rounds, first_of[1], r, p->engines);
-            stage_ms item = stages_in_round(ms, rounds, first_of[c], r, p->engines);
-            eff[r] = serial_ms[r] / row[r] * engines_ms(item, p->n * c, p->engines) /
-                     (p->n * (batch.h + batch.k + batch.d));
+            batch_stage_ms batch = stages_in_round(ms, rounds, first_of[1], r, p->engines);
+            batch_stage_ms item = stages_in_round(ms, rounds, first_of[c], r, p->engines);
+            eff[r] = serial_ms[r] / row[r] * batch_engines_ms(item, p->b.n * c, p->engines) /
+                     (p->b.n * (batch.h + batch.k + batch.d));
         }
         stats e = stats_of(eff, rounds);
         p->time[i] = stats_of(row, rounds);
@@ -417,7 +302,7 @@ static void report_variants(report *r, const pipeline *p)
         if (i == 0)
             continue; /* the serial run: what the speedups are over */
         report_compare(r, name, "speedup", "serial / predicted",
-                       p->n * (p->t[1].h + p->t[1].k + p->t[1].d) / predicted, &p->speedup[i],
+                       p->b.n * (p->t[1].h + p->t[1].k + p->t[1].d) / predicted, &p->speedup[i],
                        "x");
         if (i != PAGEABLE)
             report_value(r, name, "efficiency", p->eff[i] * 100, "%");
@@ -431,30 +316,16 @@ static void report_variants(report *r, const pipeline *p)
 
 /* ---- setup: the run owns these, lab_end() releases them ---------------------------- */
 
-/* Fresh random inputs; non-blocking streams: the legacy stream never orders them. */
+/* Fresh random inputs (kernels/batches.h), and the kernel's steps, once:
+ * --kernel-ratio x an upload. */
 static pipeline pipeline_open(lab_run *run)
 {
-    pipeline p = {.n = batches, .engines = run->dev.async_engines, .reps = run->opt.reps,
-                  .quick = run->opt.quick, .batch = (size_t)batch_mib << 18}; /* 4-byte words */
-    size_t total = (size_t)p.n * p.batch, bytes = total * sizeof(uint32_t);
-    size_t device_bytes = 2 * p.batch * sizeof(uint32_t);
-    p.h_in = (uint32_t *)lab_pinned(run, bytes), p.h_out = (uint32_t *)lab_pinned(run, bytes);
-    p.p_in = (uint32_t *)lab_pageable(run, bytes), p.p_out = (uint32_t *)lab_pageable(run, bytes);
-    p.d_in = (uint32_t *)lab_device(run, device_bytes);
-    p.d_out = (uint32_t *)lab_device(run, device_bytes);
-    fill_random_u32(p.h_in, total, fresh_seed());
-    memcpy(p.p_in, p.h_in, bytes);
-    memset(p.p_out, 0xff, bytes); /* its pages faulted in now, not while a copy is timed */
-    CUDA_CHECK(cudaMemcpy(p.d_in, p.h_in, device_bytes, cudaMemcpyHostToDevice));
-    CUDA_CHECK(cudaMemset(p.d_out, 0xff, device_bytes)); /* no device byte is read unwritten */
-    lab_streams(run, p.stream, MAX_STREAMS, "stream", cudaStreamNonBlocking);
-    for (int s = 0; s < MAX_STREAMS; s++)
-        p.joined[s] = lab_event(run, cudaEventDisableTiming);
-    p.timer = lab_timer(run);
-    CUDA_CHECK(cudaDeviceSynchronize()); /* the memset ran on the legacy stream */
-    stats h = stage_alone(&p, H2D, 0); /* the kernel's steps, once: --kernel-ratio x an upload */
-    affine_calibration cal = affine_calibrate(p.d_in, p.d_out, p.batch, p.stream[0]);
-    p.steps = affine_steps_for_ms(&cal, kernel_ratio * h.median);
+    pipeline p = {.b = batch_pipeline_open(run, batches, (size_t)batch_mib << 18), /* words */
+                  .engines = run->dev.async_engines, .reps = run->opt.reps,
+                  .quick = run->opt.quick};
+    stats h = stage_alone(&p, H2D, 0);
+    affine_calibration cal = affine_calibrate(p.b.d_in, p.b.d_out, p.b.batch, p.b.stream[0]);
+    p.b.steps = affine_steps_for_ms(&cal, kernel_ratio * h.median);
     return p;
 }
 
