@@ -171,7 +171,7 @@ PY
 @test "the exercises as handed out score nothing for any concept criterion" {
     run python3 tests/fixtures/grading/check_outputs.py gradescope "$ALL/exercises/results.json"
     assert_success
-    # twelve exercises: their correctness points (2+2+2+3+3+1+3+4+2, ex10 1, ex11 4,
+    # twelve exercises: their correctness points (2+2+2+3+2+1+3+4+2, ex10 1, ex11 4,
     # ex12 3) of 120, and 0 for any concept criterion
     assert_output "29/120 0"
 }
