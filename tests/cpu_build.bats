@@ -4,15 +4,23 @@
 load test_helper
 
 @test "make builds every lab, exercise and solution from a clean tree without a warning" {
-    run make -j2 BUILD="$BATS_TEST_TMPDIR/build" BINDIR="$BATS_TEST_TMPDIR/bin" all
-    assert_success
+    # Under make test on a clean tree, tests/run.sh has just made this build
+    # (all and the test tools): its log is judged, and its programs, instead
+    # of minutes spent building everything again. Run alone, this builds.
+    local bin="$BATS_TEST_TMPDIR/bin"
+    if [ -n "${STREAMLAB_CLEAN_BUILD_LOG:-}" ]; then
+        output=$(cat "$STREAMLAB_CLEAN_BUILD_LOG") bin=.
+    else
+        run make -j2 BUILD="$BATS_TEST_TMPDIR/build" BINDIR="$bin" all
+        assert_success
+    fi
     refute_output --partial "warning"
     # Without a GPU (or with CI=true) the build is portable, and says so.
     if [ "${CI:-}" = true ] || ! "$(dirname "$(command -v nvcc)")/__nvcc_device_query" >/dev/null 2>&1; then
         assert_output --partial "so this is the portable build"
     fi
     for p in $(programs); do
-        [ -x "$BATS_TEST_TMPDIR/bin/$p" ] || fail "make all did not build $p"
+        [ -x "$bin/$p" ] || fail "make all did not build $p"
     done
 }
 
