@@ -20,6 +20,17 @@ predicted() {
 print([p['value'] for p in d['predictions'] if p['variant'] == '$2' and p['metric'] == '$3'][0])"
 }
 
+# pageable_floor FILE: the no-overlap model n(h+k+d) with each pageable copy
+# at the p5 of its samples instead of the median.
+pageable_floor() {
+    python3 -c "import json; d = json.load(open('$1'))
+m = {x['variant']: x for x in d['measurements'] if x['metric'] == 'time'}
+p = [x for x in d['predictions'] if x['variant'] == 'pageable' and x['metric'] == 'time'][0]['value']
+h, dn = m['pageable H2D'], m['pageable D2H']
+n = d['parameters']['batches']['value']
+print(p - n * (h['value'] - h['stats']['p5'] + dn['value'] - dn['stats']['p5']))"
+}
+
 # The effect is asserted at the default size the lab is designed for: --quick's
 # 1-2 MiB chunks and two samples missed the bar once in four H100 runs, while
 # the default run reached 94-96% every time. --quick is held to correctness.
@@ -104,8 +115,13 @@ print([p['value'] for p in d['predictions'] if p['variant'] == '$2' and p['metri
         f="$BATS_TEST_TMPDIR/r.json"
         measured=$(report value "$f" pageable time)
         model=$(predicted "$f" pageable time)
-        # the model is no overlap at all: n(h+k+d) with the pageable copy times
-        ok "$measured >= 0.85 * $model" "pageable $measured ms, faster than no overlap ($model ms)"
+        # The model is no overlap at all: n(h+k+d) from the medians of five
+        # pageable copies timed apart from the run; host memcpy moves by 30%
+        # within seconds (5-10 GB/s in make stress's probes), so the bound
+        # takes the copies' own p5 instead (the quickest the lab saw them):
+        # a run that overlapped would come in near n*max(h,k,d), far below.
+        low=$(pageable_floor "$f")
+        ok "$measured >= 0.85 * $low" "pageable $measured ms, faster than no overlap ($model ms; $low ms at the copies' p5)"
         paged=$(report value "$f" pageable speedup)
         pinned=$(report value "$f" "double buffered" speedup)
         ok "$paged < $pinned" "pageable ${paged}x is not slower than the pinned double buffer ${pinned}x"

@@ -27,6 +27,7 @@ typedef struct bench {
     int gate_late;            /* "GPU only" samples whose gate ended before the launches did */
     /* part 1's measurements, which part 2's models use */
     double host_launch_us, stream_gpu_us, node_us, graph_launch_ms;
+    double four_issue_ms;     /* part 2: the host's time to issue four streams, this round */
     /* part 2: four branches of K kernels, batch b of the pipeline = branch b */
     int branch_kernels;
     uint64_t *ns;             /* each kernel's spin, K of them */
