@@ -1,6 +1,7 @@
-/* lab10's bench, which its two files share: lab10.cu (parts 1-3: what
- * allocation costs, and the pool) and frees.cu (part 4: who may free a
- * buffer that another stream reads, and the bench's setup). */
+/* lab10's bench, which its three files share: lab10.cu (parts 1 and 2:
+ * what allocation costs, beside other work), threshold.cu (part 3: what the
+ * pool keeps) and frees.cu (part 4: who may free a buffer that another
+ * stream reads, and the bench's setup). */
 #ifndef LAB10_H
 #define LAB10_H
 
@@ -16,6 +17,7 @@ typedef struct {
     uint64_t tag;                 /* part 2's records: each run its own tags */
     launch_record *d_rec, *h_rec; /* part 2: A's kernels, then B's */
     buffer_handoff h;             /* part 4: A makes a buffer, B reads it late */
+    int big_mib;                  /* --big-mib: parts 1 and 3's large allocation */
     double pair_us[2];            /* part 1's cudaMalloc+cudaFree at 1 MiB and --big-mib */
     double *samples;              /* an attempt's numbers */
     tally logged;                 /* part 2's kernel records */
@@ -34,6 +36,9 @@ void bench_open(lab_run *run, bench *b, size_t words, uint64_t delay_ns, int rec
  * refuses anything else (a usage error). In frees.cu. */
 extern const char *free_ways;
 void check_free_ways(void);
+
+/* Part 3, in threshold.cu: release threshold 0 against unlimited. */
+void release_threshold(lab_run *run, bench *b);
 
 /* Part 4, in frees.cu: the ways --free names. */
 void who_frees(lab_run *run, bench *b);

@@ -103,10 +103,7 @@ static void serial(bench *b)
     }
 }
 
-typedef struct {
-    bench *b;
-    int first;
-} producer;
+typedef struct { bench *b; int first; } producer; /* producer `first` of w */
 
 /* Producer j prepares batches j, j+w, j+2w ... each into slot k % slots,
  * which batch k - slots held: reused only once that batch's copy is queued
@@ -161,10 +158,7 @@ static void ring(bench *b, int w)
         pthread_join(t[j], NULL);
 }
 
-typedef struct {
-    bench *b;
-    int w;
-} way;
+typedef struct { bench *b; int w; } way; /* w producers; 0: the serial loader */
 
 enum { TIME, BUSY, PREP, ON_CPU, VALUES }; /* what one timed run yields */
 

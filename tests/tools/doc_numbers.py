@@ -183,7 +183,7 @@ FACTS = [
       for end, bounds, quote in [
           ("low", r"([\d.]+), [\d.]+", lambda v: f"within {num(v)}x to"),
           ("high", r"[\d.]+, ([\d.]+)", lambda v: f"x to {num(v)}x of the preallocated")]],
-    ("lab10's remap verdict", LAB10 + "lab10.cu", r'"zero_threshold_remaps", ([\d.]+),',
+    ("lab10's remap verdict", LAB10 + "threshold.cu", r'"zero_threshold_remaps", ([\d.]+),',
      {LAB["lab10"]: [lambda v: f"threshold 0 at least {num(v)}x the unlimited pool's"]}),
     ("lab10's race verdict", LAB10 + "frees.cu", r'"unsafe_free_reads_reused_memory", ([\d.]+),',
      {LAB["lab10"]: [lambda v: f"at least {pct(v)} of the words wrong in the median run"]}),
