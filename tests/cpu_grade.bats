@@ -185,6 +185,7 @@ PY
     [ -d tests/fixtures/submissions ] || skip "tests/fixtures/submissions/ withheld"
     require_no_gpu
     require_sandbox
+    one_arch
     run --separate-stderr grade --submission tests/fixtures/submissions/build-error --only ex01 \
         --no-reference --out "$BATS_TEST_TMPDIR/out"
     assert_failure 3
@@ -312,6 +313,7 @@ bob,ex01,0,10,missing"
 
 @test "the grader refuses a file that includes from elsewhere, defines what the program links, or runs before main" {
     require_sandbox
+    one_arch
     # each folder of tests/fixtures/refused/ a student; a stale file in the
     # grader's private build stands for what a submission left there last
     # time; a stand-in GPU probe, since nothing refused runs
@@ -343,6 +345,8 @@ EOF
 @test "without a GPU, make grade builds each exercise's program in the sandbox, says it builds, writes no grade and exits 3" {
     require_no_gpu
     require_sandbox
+    one_arch
+    export BUILD="$BATS_TEST_TMPDIR/build" # make grade's own tools, for that one architecture
     run --separate-stderr make -s grade GRADE_OUT="$BATS_TEST_TMPDIR/out"
     assert_failure
     assert_output "ex01: builds: yes
