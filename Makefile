@@ -73,6 +73,40 @@ ifneq ($(and $(CUPTI_LIBDIR),$(CUPTI_INC)),)
   CUPTI_LIBS   := -L$(CUPTI_LIBDIR) -lcupti -Xlinker -rpath -Xlinker $(CUPTI_LIBDIR)
 endif
 
+# ---- NCCL, for lab13 (and ex13, sol13) only ------------------------------------
+# Found once, here, the standard ways, first that has nccl.h and libnccl.so.2:
+# NCCL_HOME=dir; the CUDA toolkit's own (development and CI machines); the
+# nvidia-nccl-cu13 wheel beside PyTorch (GPU machines: a namespace package, so
+# its folder is __path__, not __file__; python3 is asked only when the first
+# two have none). The wheel has only libnccl.so.2, hence -l:libnccl.so.2, and
+# an rpath so the program finds it at run time. Not found: lab13, ex13 and
+# sol13 build all the same, without it, and say in one line what to install;
+# nothing else needs NCCL or python3.
+NCCL_PROGRAMS := lab13 ex13 sol13
+nccl_libdir    = $(firstword $(foreach d,$(1)/lib64 $(1)/lib $(1)/targets/x86_64-linux/lib,$(if $(wildcard $(d)/libnccl.so.2),$(d))))
+nccl_ok        = $(and $(wildcard $(1)/include/nccl.h),$(call nccl_libdir,$(1)))
+# NCCL=no builds them without it, as on a machine with none (the CPU tests do).
+NCCL_DIR := $(if $(filter no,$(NCCL)),,$(firstword $(foreach d,$(NCCL_HOME) $(CUDA_HOME),$(if $(call nccl_ok,$(d)),$(d)))))
+ifeq ($(NCCL_DIR)$(filter no,$(NCCL)),)
+  NCCL_WHEEL := $(shell command -v python3 >/dev/null 2>&1 && python3 -c \
+                  'import nvidia.nccl as m; print(list(m.__path__)[0])' 2>/dev/null)
+  NCCL_DIR := $(if $(NCCL_WHEEL),$(if $(call nccl_ok,$(NCCL_WHEEL)),$(NCCL_WHEEL)))
+endif
+ifneq ($(NCCL_DIR),)
+  NCCL_LIBDIR := $(call nccl_libdir,$(NCCL_DIR))
+  NCCL_FLAGS  := -DSTREAMLAB_NCCL -I$(NCCL_DIR)/include
+  NCCL_LIBS   := -L$(NCCL_LIBDIR) -l:libnccl.so.2 -Xlinker -rpath -Xlinker $(NCCL_LIBDIR)
+  NCCL_SAID   := NCCL found in $(NCCL_DIR) (library $(NCCL_LIBDIR)/libnccl.so.2)
+else
+  NCCL_SAID   := no NCCL found (NCCL_HOME, $(or $(CUDA_HOME),the toolkit), the nvidia-nccl-cu13 wheel): lab13, ex13 and sol13 build without it and exit 3
+endif
+# Per program: compile flags, and libraries (after the library, for the
+# linker). Their own stamp, so that NCCL found or not rebuilds these alone.
+$(foreach p,$(NCCL_PROGRAMS),$(eval PROG_FLAGS_$(p) := $(NCCL_FLAGS))$(eval PROG_LIBS_$(p) := $(NCCL_LIBS)))
+NCCL_STAMP := $(BUILD)/nccl.stamp
+$(shell mkdir -p $(BUILD) && echo '$(NCCL_FLAGS) $(NCCL_LIBS)' | cmp -s - $(NCCL_STAMP) \
+        || echo '$(NCCL_FLAGS) $(NCCL_LIBS)' > $(NCCL_STAMP))
+
 # ---- flags ------------------------------------------------------------------
 # Host code warns with -Wall -Wextra and must build warning-free (a test checks).
 # Tables (options, program_info) leave the fields they do not name at zero on
@@ -119,7 +153,7 @@ $(if $(filter .,$(BINDIR)),,.PHONY: $(1)
 $(1): $(BINDIR)/$(1))
 $(call binary,$(1)): $(2) $$(LIB) $$(HEADERS) $$(FLAGS_STAMP) | check-nvcc
 	@mkdir -p $$(dir $$@)
-	$$(NVCC) $$(NVCCFLAGS) $(3) -o $$@ $(2) $$(LIB) $$(LDLIBS)
+	$$(NVCC) $$(NVCCFLAGS) $(3) $$(PROG_FLAGS_$(1)) -o $$@ $(2) $$(LIB) $$(LDLIBS) $$(PROG_LIBS_$(1))
 endef
 # A lab may keep part of its lesson in other files of its folder (lab09's
 # table of calls): every .cu there is compiled into the one program, and its
@@ -129,6 +163,7 @@ LAB_EXTRA_SRCS := $(foreach s,$(LAB_SRCS),$(call lab_extra,$(s)))
 $(foreach s,$(LAB_SRCS),$(eval $(call program,$(notdir $(basename $(s))),$(s) $(call lab_extra,$(s)))))
 $(foreach s,$(LAB_SRCS),$(eval $(call binary,$(notdir $(basename $(s)))): $(wildcard $(dir $(s))*.h)))
 $(foreach s,$(PTDS_SRCS),$(eval $(call program,lab01_ptds,$(s),--default-stream per-thread)))
+$(foreach p,$(filter $(NCCL_PROGRAMS),$(LABS)),$(eval $(call binary,$(p)): $(NCCL_STAMP)))
 
 # ---- exercises: the given program around the student's file -----------------
 # exercises/given/exNN.cu (options, measurement, checks, report: grading.h)
@@ -167,15 +202,17 @@ $(BUILD)/ex$(2)/$(basename $(3)).o: $(3) $$(GIVEN_HEADERS) $$(HEADERS) grader/ch
 $(call binary,$(1)): $(BUILD)/ex$(2)/ex$(2).o $(BUILD)/ex$(2)/$(basename $(3)).o $$(GRADING_OBJ) $$(LIB)
 	@mkdir -p $$(dir $$@)
 	@$$(CHECKS) symbols --source $(3) $(BUILD)/ex$(2)/$(basename $(3)).o -- $(BUILD)/ex$(2)/ex$(2).o $$(DEFINERS)
-	$$(NVCC) $$(EX_NVCCFLAGS) -o $$@ $(BUILD)/ex$(2)/ex$(2).o $(BUILD)/ex$(2)/$(basename $(3)).o $$(GRADING_OBJ) $$(LIB) $$(LDLIBS)
+	$$(NVCC) $$(EX_NVCCFLAGS) -o $$@ $(BUILD)/ex$(2)/ex$(2).o $(BUILD)/ex$(2)/$(basename $(3)).o $$(GRADING_OBJ) $$(LIB) $$(LDLIBS) $$(PROG_LIBS_ex$(2))
 endef
 
 define given_object
 $(BUILD)/ex$(1)/ex$(1).o: exercises/given/ex$(1).cu $$(GIVEN_HEADERS) $$(HEADERS) $$(FLAGS_STAMP) | check-nvcc
 	@mkdir -p $$(dir $$@)
-	$$(NVCC) $$(EX_NVCCFLAGS) -c -o $$@ $$<
+	$$(NVCC) $$(EX_NVCCFLAGS) $$(PROG_FLAGS_ex$(1)) -c -o $$@ $$<
 endef
 $(foreach n,$(GIVEN_NUMBERS),$(eval $(call given_object,$(n))))
+$(foreach p,$(filter $(NCCL_PROGRAMS),$(EXERCISES) $(SOLUTIONS)),$(eval $(call binary,$(p)): $(NCCL_STAMP)))
+$(foreach p,$(filter $(NCCL_PROGRAMS),$(EXERCISES)),$(eval $(BUILD)/$(p)/$(p).o: $(NCCL_STAMP)))
 
 $(BUILD)/given/%.o: exercises/given/%.c $(GIVEN_HEADERS) $(HEADERS) $(FLAGS_STAMP) | check-nvcc
 	@mkdir -p $(dir $@)
@@ -345,7 +382,7 @@ grade-flags: $(GRADE_TOOLS) $(GRADING_OBJ) $(GIVEN_OBJ)
 	@printf '%s\n' 'NVCC=$(NVCC)' 'LIB=$(LIB)' 'LDLIBS=$(LDLIBS)' \
 	  'EX_NVCCFLAGS=$(call abs_includes,$(EX_NVCCFLAGS))' 'GRADING_OBJ=$(GRADING_OBJ)' \
 	  'DEFINERS=$(DEFINERS)' 'PROBE=$(BUILD)/tests/gpu_probe' \
-	  $(foreach n,$(GIVEN_NUMBERS),'GIVEN_ex$(n)=$(BUILD)/ex$(n)/ex$(n).o')
+	  $(foreach n,$(GIVEN_NUMBERS),'GIVEN_ex$(n)=$(BUILD)/ex$(n)/ex$(n).o' 'LIBS_ex$(n)=$(PROG_LIBS_ex$(n))')
 
 # ---- lint and sanitizers ----
 # make lint: cppcheck on every C and CUDA source, clang-tidy on the host C
@@ -407,6 +444,7 @@ help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/^([a-z-]+):.*## (.*)/  make \1\t\2/' | expand -t 22
 	@echo
 	@echo "  programs here: $(PROGRAMS)"
+	@echo "  lab13's NCCL: $(NCCL_SAID)"
 	@echo "  timelines (--trace, --timeline): $(if $(CUPTI_CFLAGS),CUPTI found in $(CUPTI_LIBDIR),no CUPTI found: unavailable)"
 	@echo "  variables: ARCH=sm_XY (GPU code; now: $(or $(ARCH),$(if $(DETECTED),sm_$(DETECTED) (detected),portable default))), NVCC=path"
 	@echo "             RUNS=N (results), RESULTS=dir and PYTHON=path (plots), SUBMISSION(S)=dir and FORMAT=gradescope (grade)"

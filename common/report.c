@@ -39,6 +39,7 @@ struct report {
     list interference; /* of entry: what was re-measured (variant), why (text), seen (ok) */
     int others_listed;   /* other processes the driver listed on the GPU; -1: not told */
     int traced;          /* --trace or --timeline: CUPTI's work is in every timing */
+    char *cannot_show;   /* report_cannot_show(): why this machine cannot show the effect */
 };
 
 /* The verdict report_sharing() adds when another process used the GPU. */
@@ -735,9 +736,19 @@ static void print_hints(const report *r)
                "kernel has finished, so nothing overlaps and no host call returns early\n");
 }
 
+void report_cannot_show(report *r, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    free(r->cannot_show);
+    r->cannot_show = vformat(fmt, ap);
+    va_end(ap);
+}
+
 int report_finish(report *r)
 {
     int code = !all_ok(&r->checks)     ? EXIT_WRONG_RESULTS
+               : r->cannot_show        ? EXIT_CANNOT_RUN
                : !all_ok(&r->verdicts) ? EXIT_NOT_OBSERVED
                                        : EXIT_OK;
     if (r->format == FORMAT_JSON) {
@@ -750,6 +761,9 @@ int report_finish(report *r)
             print_hints(r);
     }
     fflush(stdout);
+    if (code == EXIT_CANNOT_RUN) /* the one line every exit 3 gives, on stderr */
+        fprintf(stderr, "%s: cannot run here: %s\n", program_name, r->cannot_show);
+    free(r->cannot_show);
     free_entries(&r->params);
     free_entries(&r->measurements);
     free_entries(&r->predictions);

@@ -114,6 +114,11 @@ void report_machine(report *r, const machine_state *start, const machine_state *
  * driver lists other processes: a note beside any failed verdict. */
 void report_sharing(report *r, const gpu_sharing *start, const gpu_sharing *end);
 
+/* This machine cannot show the lesson's effect (lab13 on one GPU), though
+ * everything it ran was checked: report_finish() then returns
+ * EXIT_CANNOT_RUN, unless a check failed, and says why in one line on
+ * stderr, after the report. printf-style. */
+void report_cannot_show(report *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Prints the JSON document, or the closing line and the hints of the
  * verdicts not observed; frees the report and returns the exit code. */
 int report_finish(report *r);

@@ -177,6 +177,10 @@ void affine_launch_with_span(const uint32_t *d_in, uint32_t *d_out, size_t n, in
  * blocks on an SM. */
 size_t spin_blocks_footprint(void);
 
+/* The same for any kernel of `threads` threads a block without shared
+ * memory of its own, on the current GPU (the attribute is per GPU). */
+size_t whole_sm_footprint_threads(const void *kernel, int threads);
+
 /* spin_blocks<<<blocks, 1, footprint, stream>>>, the launch checked. */
 void spin_blocks_launch(int blocks, size_t footprint, uint64_t ns, uint64_t tag,
                         block_record *log, cudaStream_t stream);

@@ -62,9 +62,10 @@ __global__ void spin_blocks(uint64_t ns, uint64_t tag, block_record *log)
     log[blockIdx.x] = rec;
 }
 
-/* The dynamic shared memory that makes one block of `kernel` (one thread,
- * no shared memory of its own) fill an SM; exits 3 where two still fit. */
-static size_t whole_sm_footprint(const void *kernel)
+/* The dynamic shared memory that makes one block of `kernel` (`threads`
+ * threads, no shared memory of its own) fill an SM on the current GPU;
+ * exits 3 where two still fit. */
+extern "C" size_t whole_sm_footprint_threads(const void *kernel, int threads)
 {
     int device, per_block = 0, per_sm = 0, fits = 0;
     CUDA_CHECK(cudaGetDevice(&device));
@@ -72,13 +73,15 @@ static size_t whole_sm_footprint(const void *kernel)
     CUDA_CHECK(cudaDeviceGetAttribute(&per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, device));
     CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                     per_block));
-    CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&fits, kernel, 1, per_block));
+    CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&fits, kernel, threads, per_block));
     if (fits != 1)
         fail_cannot_run("a block with %d bytes of shared memory (of %d per SM) does not hold "
                         "an SM alone here (%d fit): kernels' footprints are unknown",
                         per_block, per_sm, fits);
     return (size_t)per_block;
 }
+
+static size_t whole_sm_footprint(const void *kernel) { return whole_sm_footprint_threads(kernel, 1); }
 
 size_t spin_blocks_footprint(void)
 {

@@ -1,0 +1,121 @@
+/* lab13, part 4: what decides the overlap. Two of the things the issue
+ * names, each measured against the half-SM run of parts 2 and 3:
+ *   the SMs: layers whose blocks hold every SM leave NCCL's kernels none;
+ *   the link: the same buckets on a communicator limited to a few blocks
+ *   (maxCTAs), a link several times slower, where the overlap saves more.
+ * The rounds and the models are lab13.cu's (lab13.h). */
+#include "lab13.h"
+
+#include <stdio.h>
+
+/* Layers that hold every SM leave NCCL's kernels none until a layer ends
+ * (the issue: 0.99x with every SM full, 1.43x with compute on half): the
+ * gain over serial at most half of the half-SM run's. */
+static const verdict FULL_SMS_HIDE_LESS = {
+    "full_sms_hide_less", -INFINITY, 0.5, "x",
+    "layers holding every SM still overlapped: NCCL's kernels found room beside them (is the "
+    "footprint holding each SM?), or the half-SM run gained little itself"};
+/* The slow link against its own model, with OVERLAP_FOLLOWS_MODEL's
+ * tolerance: on fewer blocks NCCL takes fewer SMs, so the bound is closer. */
+static const verdict SLOW_LINK_FOLLOWS_MODEL = {
+    "slow_link_overlap_follows_model", 0.7, 1.1, "x",
+    "on the slow link the buckets did not overlap the layers as its model says: see "
+    "overlap_follows_model's hint, and the slow link's fit above"};
+
+enum { FULL_WAYS = 3, SLOW_WAYS = 5 };
+
+typedef struct {
+    lab *b;
+    double half_speedup;
+    way full[FULL_WAYS], slow[SLOW_WAYS];
+    stats full_time[FULL_WAYS], slow_time[SLOW_WAYS];
+    double full_model[FULL_WAYS], slow_model[SLOW_WAYS];
+    stats full_speedup, slow_speedup, fast_speedup; /* serial / overlapped, round by round */
+} decides;
+
+static double gain_share(const decides *d)
+{
+    return (d->full_speedup.median - 1) / (d->half_speedup - 1);
+}
+
+static double slow_share(const decides *d)
+{
+    return d->slow_speedup.median / (d->slow_model[1] / d->slow_model[2]);
+}
+
+static int attempt_decides(void *ctx, double *spread)
+{
+    decides *d = (decides *)ctx;
+    measure(d->b, d->full, FULL_WAYS, d->full_time, d->full_model);
+    d->full_speedup = speedup_of(d->b, 1, 2);
+    measure(d->b, d->slow, SLOW_WAYS, d->slow_time, d->slow_model);
+    d->slow_speedup = speedup_of(d->b, 1, 2);
+    d->fast_speedup = speedup_of(d->b, 3, 4);
+    *spread = fmax(stats_spread(&d->full_speedup), stats_spread(&d->slow_speedup));
+    return verdict_holds(&FULL_SMS_HIDE_LESS, gain_share(d)) &&
+           verdict_holds(&SLOW_LINK_FOLLOWS_MODEL, slow_share(d));
+}
+
+static void report_ways(lab_run *run, const way *w, const stats *time, const double *model, int n)
+{
+    for (int i = 0; i < n; i++) {
+        char name[96];
+        snprintf(name, sizeof name, "%s, %s", w[i].j->shape.name, w[i].name);
+        report_compare(run->r, name, "time", i == 0 ? "L x layer" : w[i].how == SERIAL ?
+                       "compute + alpha + G/B" : "bucket k starts after its layer and bucket k-1",
+                       model[i], &time[i], "ms");
+    }
+}
+
+void what_decides(lab_run *run, lab *b, const job *main_job, const job *slow_job,
+                  double bucket_mib, int slow_ctas, double half_speedup)
+{
+    job full = *main_job;
+    full.shape = b->full;
+    decides d = {b, half_speedup};
+    d.full[0] = make_way(b, &full, COMPUTE_ONLY, &b->fast, &b->fast_fit, full.mib);
+    d.full[1] = make_way(b, &full, SERIAL, &b->fast, &b->fast_fit, full.mib);
+    d.full[2] = make_way(b, &full, OVERLAPPED, &b->fast, &b->fast_fit, bucket_mib);
+
+    char who[24];
+    snprintf(who, sizeof who, "maxCTAs %d", slow_ctas);
+    report_section(run->r, "Part 4: what decides the overlap");
+    report_text(run->r, "  a slow link: NCCL limited to %d block(s) per collective\n", slow_ctas);
+    ranks_open(&b->slow, b->g.dev, b->g.gpus, slow_ctas);
+    const double sizes[] = {slow_job->mib / 16, slow_job->mib / 4, slow_job->mib};
+    b->slow_fit = allreduce_sweep(run, b, &b->slow, who, sizes, 3);
+    d.slow[0] = make_way(b, slow_job, COMPUTE_ONLY, &b->slow, &b->slow_fit, slow_job->mib);
+    d.slow[1] = make_way(b, slow_job, SERIAL, &b->slow, &b->slow_fit, slow_job->mib);
+    d.slow[2] = make_way(b, slow_job, OVERLAPPED, &b->slow, &b->slow_fit, bucket_mib);
+    d.slow[3] = make_way(b, slow_job, SERIAL, &b->fast, &b->fast_fit, slow_job->mib);
+    d.slow[4] = make_way(b, slow_job, OVERLAPPED, &b->fast, &b->fast_fit, bucket_mib);
+    for (int i = 1; i < SLOW_WAYS; i++)
+        snprintf(d.slow[i].name, sizeof d.slow[i].name, "%s, %s", i < 3 ? who : "full link",
+                 i % 2 ? "serial" : "overlapped");
+    report_param(run->r, "slow_layer_ms", slow_job->layer_ms, "ms");
+    report_param(run->r, "slow_grad_mib", slow_job->mib, "MiB");
+    if (b->g.gpus < 2) {
+        double spread;
+        attempt_decides(&d, &spread);
+    } else {
+        lab_attempt(run, "every SM held; the slow link", attempt_decides, &d);
+    }
+    report_ways(run, d.full, d.full_time, d.full_model, FULL_WAYS);
+    report_compare(run->r, "every SM held", "speedup", "serial / overlapped models",
+                   d.full_model[1] / d.full_model[2], &d.full_speedup, "x");
+    report_ways(run, d.slow, d.slow_time, d.slow_model, SLOW_WAYS);
+    report_compare(run->r, who, "speedup", "serial / overlapped models",
+                   d.slow_model[1] / d.slow_model[2], &d.slow_speedup, "x");
+    report_compare(run->r, "full link", "speedup", "serial / overlapped models",
+                   d.slow_model[3] / d.slow_model[4], &d.fast_speedup, "x");
+    ranks_close(&b->slow);
+    if (b->g.gpus < 2)
+        return;
+    report_verdict(run->r, &FULL_SMS_HIDE_LESS, gain_share(&d), "layers on every SM: %.2fx, on "
+                   "half of them %.2fx: %.0f%% of the gain kept", d.full_speedup.median,
+                   half_speedup, 100 * gain_share(&d));
+    report_verdict(run->r, &SLOW_LINK_FOLLOWS_MODEL, slow_share(&d), "%d x %g ms, %g MiB: on %s "
+                   "%.2fx (model %.2fx), on the full link %.2fx", slow_job->layers,
+                   slow_job->layer_ms, slow_job->mib, who, d.slow_speedup.median,
+                   d.slow_model[1] / d.slow_model[2], d.fast_speedup.median);
+}
