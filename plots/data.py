@@ -180,6 +180,24 @@ class Results:
                     return device
         return "unknown GPU"
 
+    @property
+    def provenance(self):
+        """Which GPU, driver, CUDA and date, as the meta file says: every
+        figure and the results page carry it, so a figure that travels alone
+        still says where its numbers come from."""
+        if not self.meta:
+            return f"{self.gpu}; no meta file in {self.folder}: driver and date unknown"
+        return (f"{self.gpu}, driver {self.meta.get('driver', 'unknown')}, CUDA "
+                f"{self.meta.get('cuda', 'unknown')}, {self.meta.get('date', 'date unknown')}")
+
+    @property
+    def runs_made(self):
+        """How many times make results ran every lab (RUNS=N), from the meta file."""
+        try:
+            return max(1, int(self.meta.get("runs", "1")))
+        except ValueError:
+            return 1
+
 
 def read_meta(path):
     """meta: one `key: value` a line (see plots/results.sh). Absent: empty."""

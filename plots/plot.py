@@ -77,7 +77,7 @@ def draw(results, names, out, variant):
                         "pip install -r plots/requirements.txt")
     import style  # after the check: it imports matplotlib
     errors = 0
-    print(f"plots of {results.folder} ({results.gpu}):")
+    print(f"plots of {results.folder} ({results.provenance}):")
     for name in names:
         module, what = FIGURES[name]
         try:

@@ -40,7 +40,8 @@ PY
     copy_h100
     run plot all "$BATS_TEST_TMPDIR/res" --out "$BATS_TEST_TMPDIR/out"
     assert_success
-    assert_output --partial "plots of $BATS_TEST_TMPDIR/res (NVIDIA H100 80GB HBM3)"
+    # the line every figure's title carries: GPU, driver, CUDA, date (the meta file)
+    assert_output --partial "plots of $BATS_TEST_TMPDIR/res (NVIDIA H100 80GB HBM3, driver 580.159.04, CUDA driver API 13.0, toolkit 13.0, 2026-11-22)"
     for f in $FIGURES; do
         run png_size "$BATS_TEST_TMPDIR/out/$f"
         assert_success
@@ -51,6 +52,35 @@ PY
         ((bytes > 30000 && bytes < 2000000)) || fail "$f is $bytes bytes"
     done
     [ "$(ls "$BATS_TEST_TMPDIR/out" | wc -l)" -eq 7 ] || fail "not seven files: $(ls "$BATS_TEST_TMPDIR/out")"
+}
+
+@test "figures without a meta file say that the driver and date are unknown" {
+    copy_h100
+    rm "$BATS_TEST_TMPDIR/res/meta"
+    run plot speedups "$BATS_TEST_TMPDIR/res" --out "$BATS_TEST_TMPDIR/out"
+    assert_success
+    assert_output --partial "(NVIDIA H100 80GB HBM3; no meta file in $BATS_TEST_TMPDIR/res: driver and date unknown)"
+}
+
+@test "figure 1 compares speedups only: lab06's host times are apart, each beside its model" {
+    # lab06's two fixes differ by its --spin-ms (10 ms) over an issue time:
+    # no speedup, so not a bar of the speedup panel (issue 18)
+    run "$PYTHON" - "$H100" <<'PY'
+import sys
+sys.path.insert(0, "plots")
+from data import Results
+from keys import evaluate, host_time
+results = Results(sys.argv[1])
+bars, _ = evaluate(results)
+assert "lab06" not in [b["lab"] for b in bars], bars
+for b in bars:  # every measured bar has its one-run spread, p5 <= median <= p95
+    assert b["p5_p95"][0] <= b["measured"] <= b["p5_p95"][1], b
+sync, event = host_time(results)
+print(f"{sync['variant']} {sync['measured']:.2f} ms, model {sync['predicted']:g} ms; "
+      f"{event['variant']} {event['measured']:.3f} ms, model {event['predicted']}")
+PY
+    assert_success
+    assert_output "host_sync 10.06 ms, model 10 ms; event_wait 0.048 ms, model None"
 }
 
 @test "make plots RESULTS=dir draws into that folder with a Python that has matplotlib" {
