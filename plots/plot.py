@@ -4,13 +4,13 @@
   python3 plots/plot.py all [FOLDER] [--out DIR]     every figure (make plots)
   python3 plots/plot.py FIGURE [FOLDER] [--out DIR]  one of: speedups, bandwidth,
                                                      sweep, timeline, latency,
-                                                     queues, pipeline
+                                                     queues, pipeline, loaders
   python3 plots/plot.py spread [FOLDER]              each lab's key number over
                                                      RUNS=N runs: a table and spread.csv
 
 FOLDER defaults to the newest folder in results/; the PNGs go into it unless
 --out names another. Every number comes from the labs' CSV reports and the
-lab04, lab07 and lab08 traces. Exit codes: 0 done; 1 the input is missing or
+lab04, lab07, lab08 and lab11 traces. Exit codes: 0 done; 1 the input is missing or
 malformed (the message names the file and line); 2 usage.
 """
 import argparse
@@ -33,6 +33,7 @@ FIGURES = {
     "latency": ("fig_latency", "5: lab05 latency distributions"),
     "queues": ("fig_lab07", "6: lab07 kernel pairs depth-first above breadth-first"),
     "pipeline": ("fig_lab08", "7: lab08 host-chained above event-chained"),
+    "loaders": ("fig_lab11", "8: lab11 serial loader above 4 producers"),
 }
 
 
@@ -98,7 +99,7 @@ def draw(results, names, out, variant):
 # reads several labs and leaves out a missing one by itself.
 READS = {"speedups": "", "bandwidth": "lab02", "sweep": "lab04",
          "timeline": "lab04-trace", "latency": "lab05", "queues": "lab07-trace",
-         "pipeline": "lab08-trace"}
+         "pipeline": "lab08-trace", "loaders": "lab11-trace"}
 
 
 def spread(results):
