@@ -161,9 +161,18 @@ class Results:
         status = self.meta.get(stem, "")
         return status if status.startswith("waived") else None
 
+    def not_run(self, stem):
+        """True when the meta file lists runs but not this one: the folder's
+        make results did not run it (a lab added since, say)."""
+        return bool(self.meta) and stem not in self.meta
+
     def missing_note(self, stem):
         why = self.waived(stem)
-        return f"{stem}: {why}" if why else f"{stem}: no {stem}.csv in this folder"
+        if why:
+            return f"{stem}: {why}"
+        if self.not_run(stem):
+            return f"{stem}: not run by the make results that wrote this folder (its meta file)"
+        return f"{stem}: no {stem}.csv in this folder"
 
     @property
     def gpu(self):

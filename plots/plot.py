@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Charts of a results folder that `make results` wrote (see plots/results.sh).
 
-  python3 plots/plot.py all [FOLDER] [--out DIR]     every figure (make plots)
+  python3 plots/plot.py all [FOLDER] [--out DIR]     every figure and index.html (make plots)
+  python3 plots/plot.py page [FOLDER] [--out DIR]    index.html alone: the folder on one page
   python3 plots/plot.py FIGURE [FOLDER] [--out DIR]  one of: speedups, bandwidth,
                                                      sweep, timeline, latency,
                                                      queues, pipeline, loaders
@@ -42,8 +43,8 @@ def main(argv):
         prog="plot.py", description="Charts of a streamlab results folder.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog="figures:\n" + "\n".join(f"  {k:10} {v[1]}" for k, v in FIGURES.items()))
-    parser.add_argument("what", choices=["all", "spread"] + list(FIGURES),
-                        help="all, spread, or one figure")
+    parser.add_argument("what", choices=["all", "spread", "page"] + list(FIGURES),
+                        help="all, spread, page, or one figure")
     parser.add_argument("folder", nargs="?", help="a results folder (default: the newest "
                         "in results/)")
     parser.add_argument("--out", help="where the PNGs go (default: the results folder)")
@@ -59,8 +60,11 @@ def main(argv):
             os.makedirs(out, exist_ok=True)
         except OSError as e:
             raise DataError(f"--out {out}: cannot be created: {e.strerror}")
+        if args.what == "page":
+            return page(results, out)
         names = list(FIGURES) if args.what == "all" else [args.what]
-        return draw(results, names, out, args.variant)
+        failed = draw(results, names, out, args.variant)
+        return page(results, out) or failed if args.what == "all" else failed
     except DataError as e:
         print(f"plot.py: {e}", file=sys.stderr)
         return 1
@@ -68,7 +72,8 @@ def main(argv):
 
 def draw(results, names, out, variant):
     """Draws each figure. A figure whose lab was waived here (exit 3, as the
-    meta file says) is skipped with a note; any other problem is an error,
+    meta file says) or not run at all (an older results folder: the meta
+    file does not name it) is skipped with a note; any other problem is an error,
     reported after the other figures are drawn."""
     try:
         __import__("matplotlib")  # only to say clearly when it is missing
@@ -87,8 +92,9 @@ def draw(results, names, out, variant):
             print(f"  {path}" + (f" ({note})" if note else ""))
         except DataError as e:
             style.plt.close("all")  # a figure left half drawn
-            if results.waived(READS[name]) and len(names) > 1:
-                print(f"  skipped figure {what}: {results.missing_note(READS[name])}")
+            stem = READS[name]
+            if (results.waived(stem) or results.not_run(stem)) and len(names) > 1:
+                print(f"  skipped figure {what}: {results.missing_note(stem)}")
                 continue
             print(f"plot.py: figure {what}: {e}", file=sys.stderr)
             errors += 1
@@ -100,6 +106,12 @@ def draw(results, names, out, variant):
 READS = {"speedups": "", "bandwidth": "lab02", "sweep": "lab04",
          "timeline": "lab04-trace", "latency": "lab05", "queues": "lab07-trace",
          "pipeline": "lab08-trace", "loaders": "lab11-trace"}
+
+
+def page(results, out):
+    import page as results_page  # standard library only, like data.py
+    print(f"  {results_page.write(results, out)} (open it in a browser)")
+    return 0
 
 
 def spread(results):
