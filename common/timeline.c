@@ -106,6 +106,10 @@ static uint64_t since_zero(uint64_t t) { return t > time_zero ? t - time_zero : 
  * constant, not a stream of the context), so its id comes from the
  * context's own record (nullStreamId), which CUPTI dumps on request. */
 static const char LEGACY_STREAM[] = "legacy default stream";
+/* The per-thread default stream (cudaStreamPerThread, and stream 0 in a
+ * build with --default-stream per-thread: lab01_ptds) is the main thread's
+ * own; CUPTI gives its id for the handle when told it is a per-thread one. */
+static const char PER_THREAD_STREAM[] = "per-thread default stream";
 
 /* cudaEventRecord and cudaStreamWaitEvent as CUPTI saw them: which stream,
  * which event, and the call's correlation id, which grows with every call
@@ -230,7 +234,9 @@ static void convert(const CUpti_Activity *a)
         return;
     } else if (a->kind == CUPTI_ACTIVITY_KIND_CONTEXT) {
         uint32_t id = ((const CUpti_ActivityContext3 *)a)->nullStreamId;
-        if (trace_stream_name(&recorded, id, label, sizeof label) == label) /* a lab's name wins */
+        const char *now = trace_stream_name(&recorded, id, label, sizeof label);
+        /* a lab's name wins; the per-thread guess never does (the context knows) */
+        if (now == label || strcmp(now, PER_THREAD_STREAM) == 0)
             trace_add_stream(&recorded, id, LEGACY_STREAM);
         return;
     } else {
@@ -277,6 +283,18 @@ static const CUpti_ActivityKind extra_kinds[] = {CUPTI_ACTIVITY_KIND_CONTEXT,
                                                  CUPTI_ACTIVITY_KIND_CUDA_EVENT};
 enum { N_EXTRA_KINDS = sizeof extra_kinds / sizeof extra_kinds[0] };
 
+/* Asked of CUPTI once the context exists; a CUPTI that will not say leaves
+ * the track as "unnamed id N", nothing else. A lab's own name would win. */
+static void name_per_thread_stream(void)
+{
+    uint32_t id;
+    char buf[48];
+    CUDA_CHECK(cudaStreamQuery(cudaStreamPerThread)); /* the stream exists from here on */
+    if (cuptiGetStreamIdEx(NULL, (CUstream)cudaStreamPerThread, 1, &id) == CUPTI_SUCCESS &&
+        trace_stream_name(&recorded, id, buf, sizeof buf) == buf)
+        trace_add_stream(&recorded, id, PER_THREAD_STREAM);
+}
+
 void timeline_start(const common_options *opt)
 {
     if (!opt->trace && !opt->timeline)
@@ -289,6 +307,7 @@ void timeline_start(const common_options *opt)
         cuptiActivityEnableAndDump(extra_kinds[i]);
     cupti_check(cuptiGetTimestamp(&time_zero), "cuptiGetTimestamp");
     active = 1;
+    name_per_thread_stream();
 }
 
 void timeline_name_stream(cudaStream_t stream, const char *name)

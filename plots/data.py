@@ -161,9 +161,18 @@ class Results:
         status = self.meta.get(stem, "")
         return status if status.startswith("waived") else None
 
+    def not_run(self, stem):
+        """True when the meta file lists runs but not this one: the folder's
+        make results did not run it (a lab added since, say)."""
+        return bool(self.meta) and stem not in self.meta
+
     def missing_note(self, stem):
         why = self.waived(stem)
-        return f"{stem}: {why}" if why else f"{stem}: no {stem}.csv in this folder"
+        if why:
+            return f"{stem}: {why}"
+        if self.not_run(stem):
+            return f"{stem}: not run by the make results that wrote this folder (its meta file)"
+        return f"{stem}: no {stem}.csv in this folder"
 
     @property
     def gpu(self):
@@ -179,6 +188,24 @@ class Results:
                 if device:
                     return device
         return "unknown GPU"
+
+    @property
+    def provenance(self):
+        """Which GPU, driver, CUDA and date, as the meta file says: every
+        figure and the results page carry it, so a figure that travels alone
+        still says where its numbers come from."""
+        if not self.meta:
+            return f"{self.gpu}; no meta file in {self.folder}: driver and date unknown"
+        return (f"{self.gpu}, driver {self.meta.get('driver', 'unknown')}, CUDA "
+                f"{self.meta.get('cuda', 'unknown')}, {self.meta.get('date', 'date unknown')}")
+
+    @property
+    def runs_made(self):
+        """How many times make results ran every lab (RUNS=N), from the meta file."""
+        try:
+            return max(1, int(self.meta.get("runs", "1")))
+        except ValueError:
+            return 1
 
 
 def read_meta(path):

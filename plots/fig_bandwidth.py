@@ -1,5 +1,7 @@
 """Figure 2: lab02's bandwidth by copy size, H2D and D2H, for each kind of
-host memory, with the link's limit and host memcpy (pageable's bound)."""
+host memory, with the link's limit and the host memcpy the model gives
+pageable copies (a rate it measured, not a bound: the driver's staging is
+not one plain memcpy, and pageable copies can run above or below it)."""
 from matplotlib.ticker import FixedLocator, NullLocator
 
 import style
@@ -11,6 +13,8 @@ KIND_LABEL = {"pageable": "pageable (malloc)", "registered": "registered (cudaHo
               "pinned": "pinned (cudaMallocHost)"}
 PREFIX = "bandwidth@"
 DIRECTION = {"H2D": "host to device", "D2H": "device to host"}
+# What lab02 times as "host memcpy": the copy the driver's staging adds.
+STAGING = {"H2D": "pageable to pinned", "D2H": "pinned to pageable"}
 
 
 def sweep(report, variant):
@@ -27,6 +31,7 @@ def draw(results, out):
     report = results.report("lab02")
     fig, axes = style.figure(13, 5.8, ncols=2, sharey=True)
     sizes = set()
+    largest = style.bytes_label(int(report.value("parameter", "largest_copy")))
     for ax, direction in zip(axes, DIRECTION):
         for kind in KINDS:
             points = sweep(report, f"{kind} {direction}")
@@ -44,7 +49,8 @@ def draw(results, out):
         limit_line(ax, link, f"the link's limit: {link:.1f} GB/s (pinned copies, as lab00)",
                    color=style.LIMIT, linestyle="--", linewidth=1.2)
         host = host_memcpy(report, direction)
-        limit_line(ax, host, f"host memcpy: {host:.1f} GB/s (pageable's bound)",
+        limit_line(ax, host, f"host memcpy {host:.1f} GB/s: {STAGING[direction]}, {largest},\n"
+                   "one thread (the model's rate for pageable copies)",
                    color=style.PREDICTED, linestyle=":", linewidth=1.8, text_colour="#555555")
         ax.set_title(f"{direction}: {DIRECTION[direction]}")
         ax.set_xscale("log", base=2)
@@ -58,9 +64,16 @@ def draw(results, out):
     axes[0].set_ylabel("bandwidth (GB/s; median, band p5-p95)")
     top = max(report.value(f"link {d}", "bandwidth") for d in DIRECTION)
     axes[0].set_ylim(0, top * 1.12)
-    style.title(fig, "lab02: bandwidth by copy size and host memory", results.gpu)
-    fig.tight_layout()
+    style.title(fig, "lab02: bandwidth by copy size and host memory", results)
+    style.footer(fig, f"each point: the median of {samples(report)}, the band its p5-p95"
+                 + style.runs_note(results, "lab02"))
+    style.layout(fig)
     return style.save(fig, out, NAME), None
+
+
+def samples(report):
+    reps = report.value("parameter", "reps") if report.has("parameter", "reps") else None
+    return f"{reps:g} timed samples" if reps else "the timed samples"
 
 
 def host_memcpy(report, direction):

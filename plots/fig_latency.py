@@ -38,8 +38,11 @@ def draw(results, out):
     ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
     ax.set_xlabel("latency from launch to completion (µs, log scale)")
     ax.legend(loc="upper center", fontsize=9.5)
-    style.title(fig, what, results.gpu)
-    fig.tight_layout()
+    style.title(fig, what, results)
+    style.footer(fig, "spread: " + "; ".join(
+        f"{v} p5-p95 {report.value(v, 'latency_p5'):.0f}-{report.value(v, 'latency_p95'):.0f} µs"
+        for v, _ in VARIANTS) + style.runs_note(results, "lab05"))
+    style.layout(fig)
     return style.save(fig, out, NAME), note
 
 

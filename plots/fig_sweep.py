@@ -48,7 +48,8 @@ def draw(results, out):
     ax.set_ylabel("speedup over the serial run (x)")
     ax.set_ylim(bottom=0)
     ax.legend(loc="lower right", fontsize=9.5)
-    style.title(fig, "lab04: what overlapping buys as the compute/copy ratio changes",
-                results.gpu)
-    fig.tight_layout()
+    style.title(fig, "lab04: what overlapping buys as the compute/copy ratio changes", results)
+    style.footer(fig, "each point: one run's median speedup, its bars that run's p5-p95"
+                 + style.runs_note(results, "lab04"))
+    style.layout(fig)
     return style.save(fig, out, NAME), f"{len(points)} kernel/copy ratios"

@@ -47,10 +47,11 @@ def draw_rows(ax, trace, ops, colour, start=None, extra=()):
 def finish(fig, trace, results, out, name, traced, title):
     """Under the chart a grey line says what was traced (`traced`) and any
     records CUPTI dropped; above it the title. Saves it; returns its path."""
-    note = f"{traced}, traced with CUPTI (its times include the tracing's overhead)"
+    note = (f"{traced}, traced with CUPTI (its times include the tracing's overhead); "
+            "one run, so no spread: the timed runs' p5-p95 are in the lab's report")
     if trace.dropped:
         note += f"; CUPTI dropped {trace.dropped} records"
-    fig.text(0.01, 0.005, note, fontsize=9, color="#555555", va="bottom")
-    style.title(fig, title, results.gpu)
-    fig.tight_layout(rect=(0, 0.03, 1, 1))
+    style.footer(fig, note)
+    style.title(fig, title, results)
+    style.layout(fig)
     return style.save(fig, out, name)

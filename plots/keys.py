@@ -1,7 +1,8 @@
 """Each lab's key number: how much faster its fix is than its trap.
 
 KEYS below is the one table of what is compared: figure 1 draws it, and
-`make results RUNS=N` prints its spread over the runs (spread.csv). The
+`make results RUNS=N` prints its spread over the runs (spread.csv); lab06,
+whose two fixes differ in host time rather than speed, is HOST_TIME. The
 numbers all come from the labs' CSV reports; only the choice of rows is here.
 Standard library only.
 """
@@ -13,18 +14,35 @@ from data import DataError
 # lab: whose report; label: what the bar means (under it in figure 1);
 # measured(report) and predicted(report): the speedup, a number >= 1 when the
 # fix wins; predicted is None where the lab has no model of it. Each returns
-# (value, note), the note naming a choice the function made.
+# (value, note, (p5, p95)): the note names a choice the function made, and
+# the pair is the value's range within the report's own p5-p95 (None for a
+# prediction).
 Key = namedtuple("Key", "lab label measured predicted")
 
 
 def slower_over_faster(trap, fix):
     """Speedup from times (or latencies): the trap's over the fix's."""
-    return lambda r: (r.value(*trap) / r.value(*fix), None)
+    return lambda r: (r.value(*trap) / r.value(*fix), None,
+                      band(r, trap, fix, lambda t, f: t / f))
 
 
 def faster_over_slower(trap, fix):
     """Speedup from rates (bandwidths): the fix's over the trap's."""
-    return lambda r: (r.value(*fix) / r.value(*trap), None)
+    return lambda r: (r.value(*fix) / r.value(*trap), None,
+                      band(r, trap, fix, lambda t, f: f / t))
+
+
+def band(report, trap, fix, ratio):
+    """The ratio's range when each side lies anywhere in its own p5-p95 (one
+    run's spread, as its CSV gives it); None where a side has no percentiles
+    (a prediction)."""
+    sides = []
+    for variant, metric in (trap, fix):
+        if not report.has(variant, metric + "_p5"):
+            return None
+        sides.append((report.value(variant, metric + "_p5"), report.value(variant, metric + "_p95")))
+    ends = [ratio(t, f) for t in sides[0] for f in sides[1]]
+    return min(ends), max(ends)
 
 
 def best_pipeline(report):
@@ -33,7 +51,7 @@ def best_pipeline(report):
     if not variants:
         raise DataError(f"{report.path}: no pipelined variant with a speedup row")
     best = max(variants, key=lambda v: report.value(v, "speedup"))
-    return report.value(best, "speedup"), f"best: {best}"
+    return report.value(best, "speedup"), f"best: {best}", report.stats(best, "speedup")[1:]
 
 
 KEYS = [
@@ -62,7 +80,7 @@ KEYS = [
     # variant measured against the model's ideal (enough streams to keep the
     # two copy engines and the SMs busy: fill + drain + steady state).
     Key("lab04", "pipelined streams\nvs one stream",
-        best_pipeline, lambda r: (r.value("model", "ideal_speedup"), None)),
+        best_pipeline, lambda r: (r.value("model", "ideal_speedup"), None, None)),
     # lab05: a short kernel's latency behind a busy GPU, at the same priority
     # as the background (trap) over the greatest priority (fix). Model: the
     # rest of the background against about half a block.
@@ -70,13 +88,9 @@ KEYS = [
         slower_over_faster(("same priority", "latency"), ("high priority", "latency")),
         slower_over_faster(("same priority", "predicted_latency"),
                            ("high priority", "predicted_latency"))),
-    # lab06: the two correct fixes of the producer-consumer race, by the host
-    # time they take: cudaStreamSynchronize (blocks the host for the producer)
-    # over cudaStreamWaitEvent (the host only issues the calls). The lab has
-    # no model of the issue time, so no prediction.
-    Key("lab06", "event wait vs stream sync\nhost time to issue",
-        slower_over_faster(("host_sync", "host_issue"), ("event_wait", "host_issue")),
-        None),
+    # lab06 is not here: the host time of its two fixes differs by the lab's
+    # own --spin-ms (the producer's delay) over an issue time, a ratio any
+    # --spin-ms would change. Figure 1 draws them apart (HOST_TIME).
 ]
 
 
@@ -90,13 +104,38 @@ def evaluate(results):
             if note not in notes:
                 notes.append(note)
             continue
-        measured, choice = key.measured(runs[0])
+        measured, choice, p5_p95 = key.measured(runs[0])
         predicted = key.predicted(runs[0])[0] if key.predicted else None
         every = [key.measured(r)[0] for r in runs]
         bars.append({"lab": key.lab, "label": key.label, "measured": measured,
                      "predicted": predicted, "choice": choice, "runs": every,
-                     "exit_code": runs[0].exit_code})
+                     "p5_p95": p5_p95, "exit_code": runs[0].exit_code})
     return bars, notes
+
+
+# lab06: how long the host spends handing the producer's result to the
+# consumer, each correct way: (label, variant). cudaStreamSynchronize blocks
+# the host for the producer (its model: --spin-ms, the row
+# predicted_host_blocked); cudaStreamWaitEvent leaves the wait to the GPU,
+# so the host only issues the calls (no row: the model is "not blocked").
+HOST_TIME = ("lab06", (("stream sync\n(cudaStreamSynchronize)", "host_sync"),
+                       ("event wait\n(cudaStreamWaitEvent)", "event_wait")))
+
+
+def host_time(results):
+    """lab06's two hand-offs: a list of dicts (empty without lab06.csv)."""
+    lab, ways = HOST_TIME
+    runs = results.runs(lab)
+    if not runs:
+        return []
+    first = runs[0]
+    return [{"lab": lab, "label": label, "variant": v,
+             "measured": first.value(v, "host_issue"),
+             "p5_p95": first.stats(v, "host_issue")[1:],
+             "predicted": first.value(v, "predicted_host_blocked")
+             if first.has(v, "predicted_host_blocked") else None,
+             "runs": [r.value(v, "host_issue") for r in runs], "exit_code": first.exit_code}
+            for label, v in ways]
 
 
 SPREAD_HEADER = ["lab", "comparison", "runs", "min", "median", "max", "predicted", "unit"]
@@ -106,8 +145,11 @@ def spread(results):
     """spread.csv's rows: each key number's min, median and max over the runs."""
     bars, notes = evaluate(results)
     rows = []
-    for b in bars:
-        numbers = [min(b["runs"]), statistics.median(b["runs"]), max(b["runs"]), b["predicted"]]
-        rows.append([b["lab"], b["label"].replace("\n", ", "), len(b["runs"])] +
-                    ["" if v is None else float(f"{v:.4g}") for v in numbers] + ["x"])
+    for unit, every in (("x", bars), ("ms", host_time(results))):
+        for b in every:
+            numbers = [min(b["runs"]), statistics.median(b["runs"]), max(b["runs"]),
+                       b["predicted"]]
+            what = b["label"].replace("\n", ", ") + (", host time" if unit == "ms" else "")
+            rows.append([b["lab"], what, len(b["runs"])] +
+                        ["" if v is None else float(f"{v:.4g}") for v in numbers] + [unit])
     return rows, notes

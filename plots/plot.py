@@ -1,16 +1,17 @@
 #!/usr/bin/env python3
 """Charts of a results folder that `make results` wrote (see plots/results.sh).
 
-  python3 plots/plot.py all [FOLDER] [--out DIR]     every figure (make plots)
+  python3 plots/plot.py all [FOLDER] [--out DIR]     every figure and index.html (make plots)
+  python3 plots/plot.py page [FOLDER] [--out DIR]    index.html alone: the folder on one page
   python3 plots/plot.py FIGURE [FOLDER] [--out DIR]  one of: speedups, bandwidth,
                                                      sweep, timeline, latency,
-                                                     queues, pipeline
+                                                     queues, pipeline, loaders
   python3 plots/plot.py spread [FOLDER]              each lab's key number over
                                                      RUNS=N runs: a table and spread.csv
 
 FOLDER defaults to the newest folder in results/; the PNGs go into it unless
 --out names another. Every number comes from the labs' CSV reports and the
-lab04, lab07 and lab08 traces. Exit codes: 0 done; 1 the input is missing or
+lab04, lab07, lab08 and lab11 traces. Exit codes: 0 done; 1 the input is missing or
 malformed (the message names the file and line); 2 usage.
 """
 import argparse
@@ -33,6 +34,7 @@ FIGURES = {
     "latency": ("fig_latency", "5: lab05 latency distributions"),
     "queues": ("fig_lab07", "6: lab07 kernel pairs depth-first above breadth-first"),
     "pipeline": ("fig_lab08", "7: lab08 host-chained above event-chained"),
+    "loaders": ("fig_lab11", "8: lab11 serial loader above 4 producers"),
 }
 
 
@@ -41,8 +43,8 @@ def main(argv):
         prog="plot.py", description="Charts of a streamlab results folder.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog="figures:\n" + "\n".join(f"  {k:10} {v[1]}" for k, v in FIGURES.items()))
-    parser.add_argument("what", choices=["all", "spread"] + list(FIGURES),
-                        help="all, spread, or one figure")
+    parser.add_argument("what", choices=["all", "spread", "page"] + list(FIGURES),
+                        help="all, spread, page, or one figure")
     parser.add_argument("folder", nargs="?", help="a results folder (default: the newest "
                         "in results/)")
     parser.add_argument("--out", help="where the PNGs go (default: the results folder)")
@@ -58,8 +60,11 @@ def main(argv):
             os.makedirs(out, exist_ok=True)
         except OSError as e:
             raise DataError(f"--out {out}: cannot be created: {e.strerror}")
+        if args.what == "page":
+            return page(results, out)
         names = list(FIGURES) if args.what == "all" else [args.what]
-        return draw(results, names, out, args.variant)
+        failed = draw(results, names, out, args.variant)
+        return page(results, out) or failed if args.what == "all" else failed
     except DataError as e:
         print(f"plot.py: {e}", file=sys.stderr)
         return 1
@@ -67,7 +72,8 @@ def main(argv):
 
 def draw(results, names, out, variant):
     """Draws each figure. A figure whose lab was waived here (exit 3, as the
-    meta file says) is skipped with a note; any other problem is an error,
+    meta file says) or not run at all (an older results folder: the meta
+    file does not name it) is skipped with a note; any other problem is an error,
     reported after the other figures are drawn."""
     try:
         __import__("matplotlib")  # only to say clearly when it is missing
@@ -77,7 +83,7 @@ def draw(results, names, out, variant):
                         "pip install -r plots/requirements.txt")
     import style  # after the check: it imports matplotlib
     errors = 0
-    print(f"plots of {results.folder} ({results.gpu}):")
+    print(f"plots of {results.folder} ({results.provenance}):")
     for name in names:
         module, what = FIGURES[name]
         try:
@@ -86,8 +92,9 @@ def draw(results, names, out, variant):
             print(f"  {path}" + (f" ({note})" if note else ""))
         except DataError as e:
             style.plt.close("all")  # a figure left half drawn
-            if results.waived(READS[name]) and len(names) > 1:
-                print(f"  skipped figure {what}: {results.missing_note(READS[name])}")
+            stem = READS[name]
+            if (results.waived(stem) or results.not_run(stem)) and len(names) > 1:
+                print(f"  skipped figure {what}: {results.missing_note(stem)}")
                 continue
             print(f"plot.py: figure {what}: {e}", file=sys.stderr)
             errors += 1
@@ -98,7 +105,13 @@ def draw(results, names, out, variant):
 # reads several labs and leaves out a missing one by itself.
 READS = {"speedups": "", "bandwidth": "lab02", "sweep": "lab04",
          "timeline": "lab04-trace", "latency": "lab05", "queues": "lab07-trace",
-         "pipeline": "lab08-trace"}
+         "pipeline": "lab08-trace", "loaders": "lab11-trace"}
+
+
+def page(results, out):
+    import page as results_page  # standard library only, like data.py
+    print(f"  {results_page.write(results, out)} (open it in a browser)")
+    return 0
 
 
 def spread(results):

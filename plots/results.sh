@@ -5,13 +5,13 @@
 #   plots/results.sh PROGRAM...      (make passes the labs: lab00 lab01 ...)
 #
 # Each program runs with --csv; lab04 also runs once per kernel ratio of the
-# sweep (figure 3); lab04, lab07 and lab08 run once more with --quick --trace
-# for their timelines (figures 4, 6 and 7).
+# sweep (figure 3); lab04, lab07, lab08 and lab11 run once more with --quick
+# --trace for their timelines (figures 4, 6, 7 and 8).
 # Everything goes into results/<gpu-name>-<date>/ (a second folder of the
 # same day gets -2, -3):
 #   labNN.csv            the report (labNN.run2.csv ... with RUNS > 1)
 #   lab04-ratio-R.csv    lab04 --kernel-ratio R, for each R in SWEEP_RATIOS
-#   labNN-trace.json     the Chrome trace of labNN --quick (lab04, lab07, lab08);
+#   labNN-trace.json     the Chrome trace of labNN --quick (lab04, lab07, lab08, lab11);
 #                        labNN-trace.txt its report
 #   labNN.err            whatever a program wrote to stderr, when it did
 #   meta                 GPU, driver, CUDA, date, command, and how each run ended
@@ -63,7 +63,7 @@ declare -A commands     # name -> the command line
 # to 8 times as long, balanced (1) in the middle.
 SWEEP_RATIOS="0.125 0.25 0.5 1 2 4 8"
 # The labs traced for a figure (each its timeline), when they are given.
-TRACED="lab04 lab07 lab08"
+TRACED="lab04 lab07 lab08 lab11"
 traced=()
 for p in $TRACED; do [[ " $* " == *" $p "* ]] && traced+=("$p"); done
 extras=${#traced[@]}     # lab04's sweep and the traces

@@ -46,9 +46,22 @@ def figure(width=10.5, height=5.8, **kwargs):
     return plt.subplots(figsize=(width, height), **kwargs)
 
 
-def title(fig, what, gpu):
-    """Every figure's title names the GPU it was measured on."""
-    fig.suptitle(f"{what}\non {gpu}", fontsize=13.5)
+def title(fig, what, results):
+    """Every figure's title says where its numbers were measured: the GPU,
+    the driver, CUDA and the date (the results folder's meta file)."""
+    fig.suptitle(f"{what}\non {results.provenance}", fontsize=13)
+
+
+def footer(fig, text):
+    """A grey line at the bottom: the numbers' spread, and what was left out."""
+    fig.text(0.01, 0.005, text, fontsize=9, color="#555555", ha="left", va="bottom", wrap=True)
+    fig.footer_lines = 1 + len(text) // int(fig.get_figwidth() * 15)  # 9 pt: ~15 a inch
+
+
+def layout(fig):
+    """tight_layout with room at the bottom for the footer's lines."""
+    lines = getattr(fig, "footer_lines", 0)
+    fig.tight_layout(rect=(0, (0.01 + 0.16 * lines) / fig.get_figheight(), 1, 1))
 
 
 def save(fig, folder, name):
@@ -66,3 +79,16 @@ def bytes_label(n):
             return f"{n:g} {unit}"
         n /= 1024
     return f"{n:g} GiB"
+
+
+def runs_note(results, lab):
+    """With make results RUNS=N: the lab's key numbers' min to max over the
+    runs (what spread.csv holds), for a figure that draws the first run."""
+    if results.runs_made <= 1:
+        return ""
+    from keys import spread  # here, not at the top: keys reads reports, style draws
+    rows, _ = spread(results)
+    mine = [f"{what} {low:g}-{high:g} {unit}" for who, what, _n, low, _m, high, _p, unit in rows
+            if who == lab]
+    return (f"; drawn from run 1 of {results.runs_made}; over the runs: " + "; ".join(mine)
+            if mine else f"; drawn from run 1 of {results.runs_made}")

@@ -7,10 +7,10 @@
 load test_helper
 
 H100="$ROOT/docs/results/h100"
-# lab07's and lab08's traces: two runs of real H100 traces, from builds older
-# than these labs' spans, with the spans added (tests/tools/trace_fixture.py)
-TRACES="lab07-trace.json lab08-trace.json"
-FIGURES="1-speedups.png 2-lab02-bandwidth.png 3-lab04-sweep.png 4-lab04-timeline.png 5-lab05-latency.png 6-lab07-queues.png 7-lab08-pipeline.png"
+# lab07's, lab08's and lab11's traces: runs of real H100 traces, from builds
+# older than these labs' spans, with the spans added (tests/tools/trace_fixture.py)
+TRACES="lab07-trace.json lab08-trace.json lab11-trace.json"
+FIGURES="1-speedups.png 2-lab02-bandwidth.png 3-lab04-sweep.png 4-lab04-timeline.png 5-lab05-latency.png 6-lab07-queues.png 7-lab08-pipeline.png 8-lab11-loaders.png"
 
 setup_file() {
     PYTHON=$("$BATS_TEST_DIRNAME/../plots/python.sh") || return 1
@@ -19,11 +19,14 @@ setup_file() {
 
 plot() { "$PYTHON" "$ROOT/plots/plot.py" "$@"; }
 
-# A copy of the H100 results and the lab07 and lab08 traces, to spoil, in
-# $BATS_TEST_TMPDIR/res.
+# A copy of the H100 results and the lab07, lab08 and lab11 traces (with
+# lab11's traced report), to spoil, in $BATS_TEST_TMPDIR/res.
 copy_h100() {
     cp -r "$H100" "$BATS_TEST_TMPDIR/res"
-    for t in $TRACES; do cp "$ROOT/tests/fixtures/h100-$t" "$BATS_TEST_TMPDIR/res/$t"; done
+    for t in $TRACES lab11-trace.txt; do cp "$ROOT/tests/fixtures/h100-$t" "$BATS_TEST_TMPDIR/res/$t"; done
+    # the reference set predates lab11: its meta file learns of the fixture's run
+    printf 'lab11-trace: ok\ncommand lab11-trace: ./lab11 --quick --trace lab11-trace.json\n' \
+        >>"$BATS_TEST_TMPDIR/res/meta"
 }
 
 # png_size FILE: "WIDTH HEIGHT" from a PNG's header; fails if it is not a PNG.
@@ -40,7 +43,8 @@ PY
     copy_h100
     run plot all "$BATS_TEST_TMPDIR/res" --out "$BATS_TEST_TMPDIR/out"
     assert_success
-    assert_output --partial "plots of $BATS_TEST_TMPDIR/res (NVIDIA H100 80GB HBM3)"
+    # the line every figure's title carries: GPU, driver, CUDA, date (the meta file)
+    assert_output --partial "plots of $BATS_TEST_TMPDIR/res (NVIDIA H100 80GB HBM3, driver 580.159.04, CUDA driver API 13.0, toolkit 13.0, 2026-11-22)"
     for f in $FIGURES; do
         run png_size "$BATS_TEST_TMPDIR/out/$f"
         assert_success
@@ -50,7 +54,38 @@ PY
         bytes=$(stat -c %s "$BATS_TEST_TMPDIR/out/$f")
         ((bytes > 30000 && bytes < 2000000)) || fail "$f is $bytes bytes"
     done
-    [ "$(ls "$BATS_TEST_TMPDIR/out" | wc -l)" -eq 7 ] || fail "not seven files: $(ls "$BATS_TEST_TMPDIR/out")"
+    # the eight figures and the results page
+    [ -s "$BATS_TEST_TMPDIR/out/index.html" ] || fail "no index.html"
+    [ "$(ls "$BATS_TEST_TMPDIR/out" | wc -l)" -eq 9 ] || fail "not nine files: $(ls "$BATS_TEST_TMPDIR/out")"
+}
+
+@test "figures without a meta file say that the driver and date are unknown" {
+    copy_h100
+    rm "$BATS_TEST_TMPDIR/res/meta"
+    run plot speedups "$BATS_TEST_TMPDIR/res" --out "$BATS_TEST_TMPDIR/out"
+    assert_success
+    assert_output --partial "(NVIDIA H100 80GB HBM3; no meta file in $BATS_TEST_TMPDIR/res: driver and date unknown)"
+}
+
+@test "figure 1 compares speedups only: lab06's host times are apart, each beside its model" {
+    # lab06's two fixes differ by its --spin-ms (10 ms) over an issue time:
+    # no speedup, so not a bar of the speedup panel (issue 18)
+    run "$PYTHON" - "$H100" <<'PY'
+import sys
+sys.path.insert(0, "plots")
+from data import Results
+from keys import evaluate, host_time
+results = Results(sys.argv[1])
+bars, _ = evaluate(results)
+assert "lab06" not in [b["lab"] for b in bars], bars
+for b in bars:  # every measured bar has its one-run spread, p5 <= median <= p95
+    assert b["p5_p95"][0] <= b["measured"] <= b["p5_p95"][1], b
+sync, event = host_time(results)
+print(f"{sync['variant']} {sync['measured']:.2f} ms, model {sync['predicted']:g} ms; "
+      f"{event['variant']} {event['measured']:.3f} ms, model {event['predicted']}")
+PY
+    assert_success
+    assert_output "host_sync 10.06 ms, model 10 ms; event_wait 0.048 ms, model None"
 }
 
 @test "make plots RESULTS=dir draws into that folder with a Python that has matplotlib" {
@@ -103,6 +138,16 @@ drawn() {
     copy_h100
     drawn pipeline "7-lab08-pipeline.png (host-chained above event-chained, 3 and 3 stage streams)"
     [ -s "$BATS_TEST_TMPDIR/7-lab08-pipeline.png" ] || fail "not drawn"
+}
+
+@test "lab11's figure: the serial loader's GPU idles between steps, 4 producers keep it stepping; the model's busy share from its report" {
+    copy_h100
+    # lab11's H100 report of the traced run: model 29.9% serial, 81.8% with 4 producers
+    drawn loaders "8-lab11-loaders.png (serial above 4 producers; serial model 29.9%, 4 producers model 81.8%)"
+    [ -s "$BATS_TEST_TMPDIR/8-lab11-loaders.png" ] || fail "not drawn"
+    # without the report the figure is still drawn, and says it has no model
+    rm "$BATS_TEST_TMPDIR/res/lab11-trace.txt"
+    drawn loaders "serial no model: no lab11-trace.txt"
 }
 
 @test "a missing lab07 or lab08 trace says what to run, and is skipped when the lab was waived" {
@@ -194,14 +239,14 @@ drawn() {
 # ---- the runner, with stand-in labs --------------------------------------------------
 
 # fake_labs: in $BATS_TEST_TMPDIR/bin, a program per lab that prints the H100
-# report of its name (none for lab07 and lab08, which have none recorded;
-# lab04 also, at --kernel-ratio R, the recorded lab04-ratio-R report), writes
-# the recorded trace at --trace (lab04, lab07, lab08), and exits with
+# report of its name (none for lab11, which has none recorded; lab04 also,
+# at --kernel-ratio R, the recorded lab04-ratio-R report), writes the
+# recorded trace at --trace (lab04, lab07, lab08, lab11), and exits with
 # $EXIT_<name> (default 0), saying why on stderr when that is 3.
 fake_labs() {
     copy_h100
     mkdir -p "$BATS_TEST_TMPDIR/bin"
-    for p in lab00 lab01 lab01_ptds lab02 lab03 lab04 lab05 lab06 lab07 lab08; do
+    for p in lab00 lab01 lab01_ptds lab02 lab03 lab04 lab05 lab06 lab07 lab08 lab11; do
         cat >"$BATS_TEST_TMPDIR/bin/$p" <<EOF
 #!/usr/bin/env bash
 case " \$* " in
@@ -245,19 +290,19 @@ command lab04-trace: $BATS_TEST_TMPDIR/bin/lab04 --quick --trace lab04-trace.jso
     assert_output --partial "written to $folder-2/"
 }
 
-@test "make results traces lab04, lab07 and lab08 when it runs them, and make plots draws each" {
+@test "make results traces lab04, lab07, lab08 and lab11 when it runs them, and make plots draws each" {
     fake_labs
     run env RESULTS_ROOT="$BATS_TEST_TMPDIR/results" BINDIR="$BATS_TEST_TMPDIR/bin" \
-        "$ROOT/plots/results.sh" lab04 lab07 lab08
+        "$ROOT/plots/results.sh" lab04 lab07 lab08 lab11
     assert_success
-    assert_output --partial "[13/13] lab08-trace"
+    assert_output --partial "[15/15] lab11-trace"
     folder=$(echo "$BATS_TEST_TMPDIR"/results/*/)
-    for p in lab04 lab07 lab08; do
+    for p in lab04 lab07 lab08 lab11; do
         cmp "$folder/$p-trace.json" "$BATS_TEST_TMPDIR/res/$p-trace.json" || fail "$p's trace"
         run grep "^command $p-trace: " "$folder/meta"
         assert_output "command $p-trace: $BATS_TEST_TMPDIR/bin/$p --quick --trace $p-trace.json"
     done
-    for figure in timeline queues pipeline; do
+    for figure in timeline queues pipeline loaders; do
         run plot "$figure" "$folder"
         assert_success
     done

@@ -23,11 +23,14 @@ command -v cppcheck >/dev/null || missing+=(cppcheck)     # make lint (tests/cpu
 command -v clang-tidy >/dev/null || missing+=(clang-tidy) # make lint
 command -v bwrap >/dev/null || missing+=(bubblewrap)      # the grader's sandbox (cpu_sandbox.bats)
 plots/python.sh >/dev/null 2>&1 || missing+=(python3-matplotlib)
-# a real single-node Slurm for tests/cpu_slurm.bats: heavy, so in CI only
-# (elsewhere those tests skip, saying what to install)
+# a real single-node Slurm for tests/cpu_slurm.bats and Chromium for
+# tests/cpu_page.bats: heavy, so in CI only (elsewhere those tests skip,
+# saying what to install)
 if [ "${CI:-}" = true ]; then
     command -v sbatch >/dev/null || missing+=(slurm-wlm)
     command -v munged >/dev/null || missing+=(munge)
+    # headless, to render the results page once (tests/cpu_page.bats)
+    command -v chromium >/dev/null || missing+=(chromium)
 fi
 if ((${#missing[@]})); then
     if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then

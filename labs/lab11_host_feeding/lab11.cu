@@ -283,6 +283,11 @@ static void loaders(lab_run *run, bench *b)
     report_fact(r, "host_cores", b->cores, "", "online (sysconf): w producers prepare at most "
                 "min(w, %d) batches at once", b->cores);
     lab_attempt(run, "serial vs producers", attempt_part1, &p);
+    /* Under --trace, one more run of each end of the lesson in a span of its
+     * own, for make plots' figure 8: the GPU idle between serial steps,
+     * busy with 4 producers. (Its batches are verified too.) */
+    timeline_traced_run("serial", timed_run, &p.w[0]);
+    timeline_traced_run("4 producers", timed_run, &p.w[WAYS - 1]);
     for (int i = 0; i < WAYS; i++)
         report_way(r, b, &p, i);
     double ps = p.at[PREP][0].median, p1 = p.at[PREP][1].median, p4 = p.at[PREP][WAYS - 1].median;

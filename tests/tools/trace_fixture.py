@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
-"""Makes tests/fixtures/h100-lab0{7,8}-trace.json from real H100 traces of
-builds older than the spans that lab07 and lab08 now write under --trace.
+"""Makes tests/fixtures/h100-lab{07,08,11}-trace.json from real H100 traces of
+builds older than the spans that lab07, lab08 and lab11 now write under --trace.
 
   tests/tools/trace_fixture.py lab07 IN.json OUT.json   (./lab07 --trace, default run)
   tests/tools/trace_fixture.py lab08 IN.json OUT.json   (./lab08 --quick --trace)
+  tests/tools/trace_fixture.py lab11 IN.json OUT.json   (./lab11 --quick --trace)
 
 Those builds wrapped no run in a span, so this keeps two runs of the trace
 and adds the span that the current lab puts around each. The runs are found
@@ -16,7 +17,14 @@ rounds, way (j + step) % k at step `step` of round j.
   lab08 part 1: k = 7, 1 + 3 rounds (--quick); each run starts with two
     H2D copies. Run 21 is event-chained (way 2) and run 27 host-chained
     (way 1) (round 2: 2 3 4 5 6 0 1).
-Every event of the two runs is kept as recorded; the rest is dropped.
+  lab11 part 1: measure_ways, k = 4 (serial 0, 1, 2 and 4 producers 3),
+    1 + 3 rounds (--quick), run r is way (r // 4 + r % 4) % 4; each run
+    steps 16 batches (feed_step kernels) between feed_fresh's two small
+    H2D copies on the legacy stream and feed_verify's two D2H. Run 12 is
+    4 producers and run 13 serial (round 2: 3 0 1 2); a span runs from
+    the end of its run's fresh inputs (the host then prepares the first
+    batch) to the end of its last step.
+Every event of the runs is kept as recorded; the rest is dropped.
 """
 import json
 import sys
@@ -46,6 +54,19 @@ def lab08(events):
     return spans
 
 
+def lab11(events):
+    steps = sorted((e for e in events if e["name"] == "feed_step"), key=lambda e: e["ts"])
+    runs = [steps[i:i + 16] for i in range(0, len(steps), 16)]
+    assert len(runs) == 16, f"{len(runs)} runs of part 1, expected 16"
+    fresh = sorted((e for e in events if e.get("cat") == "h2d" and e["args"].get("bytes", 0) < 4096),
+                   key=lambda e: e["ts"])
+    spans = []
+    for name, run in (("4 producers", 12), ("serial", 13)):
+        begin = end([e for e in fresh if e["ts"] < start(runs[run])][-1:])
+        spans.append((name, begin, end(runs[run]) + PAD_US))
+    return spans
+
+
 def start(run):
     return min(e["ts"] for e in run)
 
@@ -57,7 +78,7 @@ def end(run):
 def main(which, src, dst):
     doc = json.load(open(src))
     events = doc["traceEvents"]
-    spans = {"lab07": lab07, "lab08": lab08}[which](events)
+    spans = {"lab07": lab07, "lab08": lab08, "lab11": lab11}[which](events)
     kept = [e for e in events if e["ph"] == "M" or
             any(b <= e["ts"] < f for _, b, f in spans)]
     for name, b, f in spans:
@@ -65,7 +86,7 @@ def main(which, src, dst):
                      "ts": round(b, 3), "dur": round(f - b, 3)})
     doc["traceEvents"] = kept
     doc.setdefault("otherData", {})["fixture"] = (
-        f"two runs of a real H100 trace, spans added by tests/tools/trace_fixture.py {which}")
+        f"runs of a real H100 trace, spans added by tests/tools/trace_fixture.py {which}")
     with open(dst, "w") as f:
         json.dump(doc, f, separators=(",", ":"))
         f.write("\n")
