@@ -177,14 +177,38 @@ def outside_physics(criterion, value):
             "included): flagged for the instructor, not awarded")
 
 
-def _judge(criterion, value, reference):
-    """(passed, text) for one value."""
+def paired_ratio(criterion, pairs):
+    """The median over `pairs` (each {"student": metrics, "reference":
+    metrics}, measured one right after the other) of the student's value over
+    the reference's, or None when no pair has both."""
+    metric = criterion["metric"]
+    ratios = sorted(s / r for s, r in ((_value(p["student"], metric), _value(p["reference"], metric))
+                                       for p in pairs) if s is not None and r)
+    if not ratios:
+        return None
+    mid = len(ratios) // 2
+    return ratios[mid] if len(ratios) % 2 else (ratios[mid - 1] + ratios[mid]) / 2
+
+
+def _judge(criterion, value, reference, pairs=None):
+    """(passed, text) for one value. With `pairs` (the grader measured the
+    student and the reference again, in turn, after this criterion failed
+    against the reference's first number), a criterion relative to the
+    solution reads the median of the per-pair ratios instead: both sides met
+    the same moment of the machine."""
     metric = criterion["metric"]
     if value is None:
         return False, f"{metric} not measured (the harness printed no such value)"
     flag = outside_physics(criterion, value)
     if flag:
         return False, flag
+    ratio = paired_ratio(criterion, pairs) if pairs and criterion["relative"] is not None else None
+    if ratio is not None:
+        ok = ratio >= criterion["relative"]
+        return ok, (f"{metric} {fmt(value)}; measured again beside the reference solution, "
+                    f"{len(pairs)} pair{'s' if len(pairs) != 1 else ''} in turn: the median "
+                    f"pair {fmt(ratio)} x the reference's, "
+                    f"{'limit' if ok else 'needs'} >= {fmt(criterion['relative'])}")
     bound, why = _threshold(criterion, reference)
     if criterion["max"] is not None:
         ok = value <= bound
@@ -298,7 +322,7 @@ def _score(rubric, outcome, reference):
             criteria.append(_result(c, 0, False, f"not scored: {beyond} lies beyond what the "
                                     "model allows, so no timing of this run is trusted"))
         else:
-            ok, text = _judge(c, value, reference)
+            ok, text = _judge(c, value, reference, outcome.get("pairs"))
             criteria.append(_result(c, c["points"] if ok else 0, ok, text, flag))
     order = {c["name"]: i for i, c in enumerate(rubric["criteria"])}
     criteria.sort(key=lambda r: order[r["name"]])

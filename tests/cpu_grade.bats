@@ -93,6 +93,41 @@ fake() {
     assert_output --regexp "^10/10,passed"
 }
 
+@test "a relative criterion that fails against the run's first reference number is measured again in pairs, and the median pair decides" {
+    # ex12's faster_per_step: 0.9 x the reference's speedup. The stand-ins
+    # for the two measure passes return the numbers of each new pair in turn.
+    run python3 - <<'PY'
+import sys
+sys.path.insert(0, "grader")
+import grade, rubric
+r = rubric.load("grader/rubrics/ex12.ini", "ex12")
+def outcome(speedup):
+    return {"exercise": "ex12", "source": "ex12_cuda_graphs.cu", "build": {"ok": True},
+            "measure": {"status": "ok", "metrics": {"mismatches": 0, "speedup": speedup, "host_ratio": 0.01}},
+            "check": {"status": "ok", "metrics": {"mismatches": 0}, "memcheck": {"ran": False}}}
+def pairs_of(student, reference):
+    s, ref = iter(student), iter(reference)
+    o = outcome(1.64)
+    grade.pair_again({}, r, o, outcome(2.21), lambda: outcome(next(ref)), lambda: outcome(next(s)))
+    return o
+# a slow moment for the student alone: measured again, both sides alike, it passes
+o = pairs_of([2.2, 2.1, 2.3], [2.2, 2.3, 2.2])
+points = rubric.score(r, o, {"speedup": 2.21})["points"]
+print(len(o["pairs"]), rubric.fmt(points))
+# slow in every pair too (0.8 x the reference each time): still short
+o = pairs_of([1.76, 1.8, 1.7], [2.2, 2.25, 2.1])
+print(len(o["pairs"]), rubric.fmt(rubric.score(r, o, {"speedup": 2.21})["points"]))
+# passed against the first number: nothing measured again
+o = outcome(2.1)
+grade.pair_again({}, r, o, outcome(2.21), None, None)
+print("pairs" in o)
+PY
+    assert_success
+    assert_output "3 10
+3 6
+False"
+}
+
 @test "a reference solution short of full marks is reported: the GPU may be busy" {
     cp -r "$RECORDED" "$BATS_TEST_TMPDIR/recorded"
     sed -i 's/"latency_ratio": 17.533/"latency_ratio": 3.1/' "$BATS_TEST_TMPDIR/recorded/_reference/outcomes/ex05.json"
