@@ -413,7 +413,8 @@ static measured measure_in_rounds(lab_run *lab, level *lv, int rounds, int engin
 }
 
 /* A level's report: each stage, the serial run and the student's beside
- * the model (main() hands the grader its metrics). */
+ * the model; main() reports the efficiency (level two's beside the model of
+ * its shape) and hands the grader the metrics. */
 static void report_level(report *r, const level *lv, const measured *m, int engines)
 {
     const stats *st = m->way;
@@ -433,7 +434,6 @@ static void report_level(report *r, const level *lv, const measured *m, int engi
                    ideal_ms(h, k, d, st[BESIDE].median, n, engines), &st[YOURS], "ms");
     report_compare(r, lv->yours, "speedup", "the ideal: serial / ideal", m->ideal_speedup.median,
                    &m->speedup, "x");
-    report_value(r, lv->yours, "efficiency", m->efficiency.median * 100, "%");
 }
 
 /* Level two's model beside the student's design: the bound of two streams
@@ -496,6 +496,7 @@ int main(int argc, char **argv)
     free_sets(); /* the student's */
     report_section(r, "Level 1: each stage alone (per batch), the serial run and yours, in rounds");
     report_level(r, &lv[0], &m, engines);
+    report_value(r, lv[0].yours, "efficiency", m.efficiency.median * 100, "%");
     report_value(r, lv[0].yours, "buffer_sets", bench.sets, "count");
     report_tally(r, "outputs_verified", &lv[0].outputs,
                  "outputs of your pipeline differ from the CPU reference (every run, each on "
