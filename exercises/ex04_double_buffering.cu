@@ -40,11 +40,20 @@
  *     an ideal of 1.89x, an efficiency of 98.9%
  *     (docs/results/h100/lab04-ratio-2.csv).
  *
+ * Level two (graded apart, below run_batches): the same job with a kernel
+ * as long as an upload, where a double buffer tops out near three quarters
+ * of the ideal; the target is 90% of it again, with as many streams and
+ * pieces per batch as the model says it takes. Expected on an H100:
+ *   - the reference solution: TO BE MEASURED (efficiency and speedup);
+ *   - lab04 at --kernel-ratio 1, the same ideal: the double buffer 1.85x,
+ *     76%; 4 streams with batches in 4 chunks 2.50x, 103% (its handout).
+ *
  * Build and run:   make ex04 && ./ex04          (./ex04 --quick: a short run)
  * ./ex04 prints each stage's time, the serial run and yours beside the
- * model's, the verdict, and what the grader would give. As given your
- * pipeline is as slow as the serial run, the verdict is NO, and it exits 4.
- * Stuck? lab04's handout has hints, from gentle to explicit, under "Stuck?".
+ * model's, the verdicts, and what the grader would give, for each level. As
+ * given both pipelines are as slow as the serial run, the verdicts are NO,
+ * and it exits 4. Stuck? lab04's handout has hints, from gentle to
+ * explicit, under "Stuck?".
  */
 #include "ex04.h"
 #include "streamlab.h"
@@ -108,5 +117,39 @@ void free_sets(void)
         CUDA_CHECK(cudaStreamDestroy(set[i].stream));
         CUDA_CHECK(cudaFree(set[i].d_in));
         CUDA_CHECK(cudaFree(set[i].d_out));
+    }
+}
+
+/* ---- Level two: the kernel as long as an upload ----
+ * ./ex04 prints your prediction beside the model's bound for two streams,
+ * and your pipeline's efficiency beside the model of the shape it ran
+ * (streams, pieces per batch). The efficiency is against the same ideal as
+ * level one's, (h+k+d) + (n-1) max(c',k), from the stages at ratio 1. */
+
+/* TODO(student): before you write run_level2(), work out from lab04's model
+ * (its handout, "The model") the best efficiency a double buffer can reach
+ * when k = h = d, with 16 batches: a fraction of the ideal (0.5 for 50%). */
+const double LEVEL2_PREDICTED_EFFICIENCY = 0;
+
+void run_level2(const level2_job *job)
+{
+    /* TODO(student): the goal: at least 90% of the ideal at a kernel ratio
+     * of 1, from what the job offers (its streams and its device room).
+     * The contract: every word of every batch uploaded, computed by
+     * job->compute and downloaded into its place in h_out; return without
+     * waiting for the GPU; device memory only from the job's room (two
+     * batches in, two out), and no two pieces of work in flight in the same
+     * words of it at once (every output is checked, every run). Ask: how
+     * many operations must be in flight to keep three engines busy, what
+     * does a stream allow in flight, and what does the room allow? */
+    size_t bytes = job->batch * sizeof(uint32_t);
+    for (int b = 0; b < job->n; b++) {
+        const uint32_t *in = job->h_in + (size_t)b * job->batch;
+        uint32_t *out = job->h_out + (size_t)b * job->batch;
+        CUDA_CHECK(cudaMemcpyAsync(job->d_in, in, bytes, cudaMemcpyHostToDevice,
+                                   job->stream[0]));
+        job->compute(job->d_in, job->d_out, job->batch, job->stream[0]);
+        CUDA_CHECK(cudaMemcpyAsync(out, job->d_out, bytes, cudaMemcpyDeviceToHost,
+                                   job->stream[0]));
     }
 }

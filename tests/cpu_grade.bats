@@ -22,26 +22,28 @@ fake() {
     grade --submission exercises --no-reference --out "$BATS_TEST_TMPDIR/out" "$@"
 }
 
-@test "recorded runs score as the rubrics say: the solutions 60, the skeletons 12, partial work 44, broken work 0" {
+@test "recorded runs score as the rubrics say: the solutions 66, the skeletons 14, partial work 46, broken work 0" {
     run rescore
     assert_success
-    assert_output --partial "solutions: 60/60 points"
-    assert_output --partial "exercises: 12/60 points"
-    assert_output --partial "alice: 44/60 points"
-    assert_output --partial "broken: 0/60 points"
+    assert_output --partial "solutions: 66/66 points"
+    assert_output --partial "exercises: 14/66 points"
+    assert_output --partial "alice: 46/66 points"
+    assert_output --partial "broken: 0/66 points"
 }
 
 @test "grades.csv has the gradebook's six columns, then the second level's two, and one row per student and exercise" {
     rescore >/dev/null
     run head -1 "$BATS_TEST_TMPDIR/out/grades.csv"
     assert_output "student,exercise,points,max_points,status,reason,level2_points,level2_max"
-    # no rubric here has a second level: its columns stay empty (tests/cpu_levels.bats fills them)
+    # only ex04's rubric has a second level: the other rows leave its columns empty
     run grep -c ',,$' "$BATS_TEST_TMPDIR/out/grades.csv"
-    assert_output "24"
+    assert_output "20"
     run python3 -c "import csv; print(len(list(csv.DictReader(open('$BATS_TEST_TMPDIR/out/grades.csv')))))"
     assert_output "24"
     run row solutions ex04
-    assert_output "10/10,passed,full marks [checked under compute-sanitizer memcheck]"
+    assert_output "16/16,passed,full marks [checked under compute-sanitizer memcheck]"
+    run grep "^exercises,ex04," "$BATS_TEST_TMPDIR/out/grades.csv"
+    assert_output --regexp ",2,6$"
 }
 
 @test "the untouched exercises earn their correctness points and nothing for the concept" {
@@ -51,7 +53,8 @@ fake() {
         assert_output --regexp "^2/10,partial,"
     done
     run row exercises ex04
-    assert_output --partial "3/10,partial,overlaps: speedup 0.997, needs >= 1.3"
+    assert_output --partial "5/16,partial,overlaps: speedup 0.997, needs >= 1.3"
+    assert_output --partial "level2_efficient: level2_efficiency 0.411, needs >= 0.9"
     # the race: wrong results, so the concept criteria are not scored at all
     run row exercises ex06
     assert_output --partial "1/10,partial,results_correct: mismatches 22020096, needs <= 0"
@@ -65,7 +68,7 @@ fake() {
     run row broken ex02
     assert_output "0/10,missing,no ex02_*.cu in the submission"
     run row broken ex04
-    assert_output "0/10,timed_out,timed out after 60 s"
+    assert_output "0/16,timed_out,timed out after 60 s"
     run row broken ex05
     assert_output "0/10,crashed,crashed: killed by SIGSEGV"
     run row broken ex06
@@ -90,7 +93,7 @@ fake() {
     run row alice ex04
     assert_output --partial "needs >= 0.85 (the model's threshold: no reference solution in this run)"
     run row solutions ex04
-    assert_output --regexp "^10/10,passed"
+    assert_output --regexp "^16/16,passed"
 }
 
 @test "a relative criterion that fails against the run's first reference number is measured again in pairs, and the median pair decides" {
@@ -140,15 +143,15 @@ False"
     rescore >/dev/null
     run python3 tests/fixtures/grading/check_outputs.py junit "$BATS_TEST_TMPDIR/out/junit.xml"
     assert_success
-    assert_output "alice: 18 tests, 6 failures
-broken: 18 tests, 18 failures
-exercises: 18 tests, 12 failures
-solutions: 18 tests, 0 failures"
+    assert_output "alice: 20 tests, 7 failures
+broken: 20 tests, 20 failures
+exercises: 20 tests, 13 failures
+solutions: 20 tests, 0 failures"
 }
 
 @test "--format gradescope writes each student's results.json with Gradescope's fields" {
     rescore --format gradescope >/dev/null
-    for s in solutions:60/60 exercises:12/60 alice:44/60 broken:0/60; do
+    for s in solutions:66/66 exercises:14/66 alice:46/66 broken:0/66; do
         run python3 tests/fixtures/grading/check_outputs.py gradescope "$BATS_TEST_TMPDIR/out/${s%%:*}/results.json"
         assert_success
         assert_output --regexp "^${s#*:} "

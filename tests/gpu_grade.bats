@@ -58,13 +58,13 @@ metric() {
     [ "$(cat "$ALL.rc")" = 0 ] || fail "grade.py exited $(cat "$ALL.rc"): $(tail -5 "$ALL.txt")"
     run python3 tests/fixtures/grading/check_outputs.py junit "$ALL/junit.xml"
     assert_success
-    assert_line "solutions: 39 tests, 0 failures"
-    for s in solutions exercises fake-output over-synchronised racy hanging out-of-bounds build-error; do
+    assert_line "solutions: 41 tests, 0 failures"
+    for s in solutions exercises fake-output over-synchronised racy hanging out-of-bounds build-error level1-only; do
         python3 tests/fixtures/grading/check_outputs.py gradescope "$ALL/$s/results.json" >/dev/null ||
             fail "$s/results.json is not valid"
     done
     run python3 -c "import csv; print(len(list(csv.DictReader(open('$ALL/grades.csv')))))"
-    assert_output "96"
+    assert_output "108"
 }
 
 @test "each submission scores what its design predicts" {
@@ -77,7 +77,7 @@ metric() {
 solutions ex01 10/10,passed
 solutions ex02 10/10,passed
 solutions ex03 10/10,passed
-solutions ex04 10/10,passed
+solutions ex04 16/16,passed
 solutions ex05 10/10,passed
 solutions ex06 10/10,passed
 solutions ex07 10/10,passed
@@ -89,7 +89,7 @@ solutions ex12 10/10,passed
 exercises ex01 2/10,partial
 exercises ex02 2/10,partial
 exercises ex03 2/10,partial
-exercises ex04 3/10,partial
+exercises ex04 5/16,partial
 exercises ex05 2/10,partial
 exercises ex06 1/10,partial
 exercises ex07 3/10,partial
@@ -99,12 +99,13 @@ exercises ex10 1/10,partial
 exercises ex11 4/10,partial
 exercises ex12 3/10,partial
 fake-output ex03 2/10,partial
-fake-output ex04 3/10,partial
-over-synchronised ex04 3/10,partial
+fake-output ex04 5/16,partial
+over-synchronised ex04 5/16,partial
 over-synchronised ex06 4/10,partial
 racy ex06 1/10,partial
 hanging ex06 0/10,timed_out
 build-error ex01 0/10,build_error
+level1-only ex04 12/16,partial
 EOF
 }
 
@@ -147,6 +148,8 @@ PY
     python3 -c "import sys; sys.exit(not $output >= 1.8)" || fail "ex01 speedup $output"
     run metric solutions ex04 efficiency
     python3 -c "import sys; sys.exit(not $output >= 0.85)" || fail "ex04 efficiency $output"
+    run metric solutions ex04 level2_efficiency
+    python3 -c "import sys; sys.exit(not $output >= 0.9)" || fail "ex04 level-2 efficiency $output"
     run metric solutions ex05 latency_ratio
     python3 -c "import sys; sys.exit(not $output >= 5)" || fail "ex05 latency ratio $output"
     run metric solutions ex07 efficiency
@@ -172,8 +175,20 @@ PY
     run python3 tests/fixtures/grading/check_outputs.py gradescope "$ALL/exercises/results.json"
     assert_success
     # twelve exercises: their correctness points (2+2+2+3+2+1+3+4+2, ex10 1, ex11 4,
-    # ex12 3) of 120, and 0 for any concept criterion
-    assert_output "29/120 0"
+    # ex12 3, and ex04's level two 2) of 126 (ex04's level two: 6), and 0 for any
+    # concept criterion
+    assert_output "31/126 0"
+}
+
+@test "a level-one-only submission keeps level one's points and earns no level-two concept point" {
+    need fixtures
+    run row level1-only ex04
+    assert_output --partial "12/16,partial,level2_efficient: level2_efficiency"
+    # 12 of 16: level one's 10 and level two's correctness 2, none of its concept's 4
+    run grep "^level1-only,ex04," "$ALL/grades.csv"
+    assert_output --regexp ",2,6$"
+    run metric level1-only ex04 efficiency
+    python3 -c "import sys; sys.exit(not $output >= 0.85)" || fail "level one's efficiency $output"
 }
 
 @test "printed output is never read: ex03's constant misses two random durations, ex04's verdict earns nothing" {

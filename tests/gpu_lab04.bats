@@ -167,7 +167,11 @@ PY
     assert_output --partial "What the grader would give"
     assert_output --regexp "\[pass\] outputs_verified +3/3 +mismatches 0, limit <= 0"
     assert_output --regexp "\[FAIL\] overlaps +0/3 +speedup [0-9.]+, needs >= 1.3"
-    assert_output --partial "total: 3 of 10 points for this run"
+    assert_output --partial "level 1: 3 of 10 points"
+    assert_output --partial "level 2: 2 of 6 points (a second level, graded apart)"
+    assert_output --partial "observed: NO  level2_efficient"
+    assert_output --regexp "\[FAIL\] level2_efficient +0/4 +level2_efficiency [0-9.]+, needs >= 0.9"
+    assert_output --partial "total: 5 of 16 points for this run"
     ./ex04 --quick --json >"$BATS_TEST_TMPDIR/r.json" || true
     run report json "$BATS_TEST_TMPDIR/r.json"
     assert_output "4"
@@ -178,18 +182,23 @@ PY
 
 # At the default size, as lab04's effect is: --quick's smaller batches
 # reached 81% once on an H100 machine where the default run reached 100%.
-@test "sol04 double-buffers with two sets and reaches 90% of the ideal speedup" {
+@test "sol04 double-buffers with two sets, and at level two pipelines 4 streams, each reaching 90% of the ideal speedup" {
     [ -x ./sol04 ] || skip "solutions/ withheld"
     for run_no in $(runs); do
         echo "# run $run_no of $REPEATS"
         run ./sol04
         assert_success
         assert_output --partial "observed: yes pipeline_efficient"
-        assert_output --partial "total: 10 of 10 points for this run"
+        assert_output --partial "observed: yes level2_efficient"
+        assert_output --partial "total: 16 of 16 points for this run"
         ./sol04 --json >"$BATS_TEST_TMPDIR/s.json"
         run report value "$BATS_TEST_TMPDIR/s.json" "your pipeline" buffer_sets
         assert_output "2"
         efficiency=$(report value "$BATS_TEST_TMPDIR/s.json" "your pipeline" efficiency)
         ok "$efficiency >= 90" "sol04 efficiency $efficiency%"
+        run report value "$BATS_TEST_TMPDIR/s.json" "your level-2 pipeline" streams
+        assert_output "4"
+        efficiency=$(report value "$BATS_TEST_TMPDIR/s.json" "your level-2 pipeline" efficiency)
+        ok "$efficiency >= 90" "sol04 level-2 efficiency $efficiency%"
     done
 }

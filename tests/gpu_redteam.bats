@@ -117,8 +117,8 @@ EOF
 
 @test "caching and skipping work: replayed, skipped or collapsed work earns only what it did" {
     expect <<'EOF'
-cache-replay ex04 0/10,failed
-skip-kernel ex04 0/10,failed
+cache-replay ex04 2/16,partial
+skip-kernel ex04 2/16,partial
 return-early ex06 1/10,partial
 collapse-one-stream ex01 2/10,partial
 EOF
@@ -126,7 +126,7 @@ EOF
 
 @test "KNOWN FAILURE (predicted): sabotaging the baseline, a spinner slowing the serial runs earns nothing for a serial pipeline" {
     expect <<'EOF'
-baseline-spin-gpu ex04 (3/10,(partial|flagged)|0/10,(timed_out|crashed|error))
+baseline-spin-gpu ex04 (5/16,(partial|flagged)|0/16,(timed_out|crashed|error))
 EOF
 }
 

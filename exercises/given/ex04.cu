@@ -44,17 +44,39 @@
  *                              all checked (every run, the warm-up's too);
  *   buffer_sets                the device buffers compute() read from in the
  *                              student's last run.
- * --check: 4 batches of 1 MiB, one round. */
+ *
+ * Level two, measured after level one in the same way and the same run: the
+ * kernel recalibrated to LEVEL2_RATIO (1) x an upload, the student's
+ * run_level2() handed the same batches, eight of the program's streams and
+ * device room for two batches each way, and a compute() that takes any
+ * number of words inside that room (exit 1 outside it) and records, for the
+ * report, the streams and the pieces it was handed. Its metrics are level
+ * one's with the prefix level2_ (h2d_ms ... efficiency, mismatches, checked;
+ * not ideal_speedup, kernel_vs_calibrated, buffer_sets), and:
+ *   level2_streams, level2_pieces  streams and pieces per batch that
+ *                              compute() was handed in the last run;
+ *   level2_shape_bound         the model's best efficiency for that shape:
+ *                              the whole-batch ideal over the larger of the
+ *                              engines' and the streams' bounds of its pieces,
+ *                              each a 1/C share of a batch's stages;
+ *   level2_two_stream_bound    the same for two streams and whole batches;
+ *   level2_predicted           the student's LEVEL2_PREDICTED_EFFICIENCY,
+ *                              printed beside it (no rubric scores it).
+ * --check: 4 batches of 1 MiB, one round, both levels. */
 #include "ex04.h"
 #include "grading.h"
 #include "batches.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 static int batches = 16;
 static int batch_mib = 16;
 static double kernel_ratio = 2; /* kernel = 2 x H2D: about h + d, what two streams can hide */
+/* Level two's kernel = 1 x H2D: two streams then stop at their streams'
+ * bound, about 3/4 of the ideal (lab04, (b)), and 90% takes three or more. */
+static const double LEVEL2_RATIO = 1;
 
 static const option ex_options[] = {
     {"batches", OPT_INT, &batches, 2, 1024, 8, "N", "batches in the pipeline"},
@@ -95,33 +117,67 @@ static const verdict EFFICIENT = {
     "TODO(student) in make_sets() and run_batches(); with 2, is batch b on set b % 2's stream "
     "AND buffers, with no wait inside the loop? With --kernel-ratio below 2, two streams cannot "
     "reach the ideal (lab04, variant b)"};
+/* The same 90% of the same ideal at level two's ratio: lab04's 4 streams of
+ * 4 chunks read 103% of it at ratio 1, its double buffer 76%. */
+static const verdict LEVEL2_EFFICIENT = {
+    "level2_efficient", 0.90, INFINITY, "%",
+    "at a kernel ratio of 1 two streams stop at their streams' bound (the line 'two streams, "
+    "whole batches' above): how many operations must be in flight to keep the copy engines and "
+    "the SMs busy, and what does the room of two batches allow? See TODO(student) in "
+    "run_level2() and lab04's (c)"};
 
-enum { WARMUP = 1, STAGE_REPEAT = 4, MAX_SEEN = 64 };
+enum { WARMUP = 1, STAGE_REPEAT = 4, MAX_SEEN = 64, LEVELS = 2 };
 /* The ways of a round: the stages alone, the serial run, the student's. */
 enum { H2D, KERNEL, D2H, BESIDE, SERIAL, YOURS, WAYS };
 
+/* A level: its kernel, the student's function, what it got right. */
+typedef struct {
+    const char *yours;  /* the student's pipeline, as the report names it */
+    double ratio;       /* the kernel / an upload */
+    int steps;          /* affine_work rounds per element: the kernel's length */
+    void (*run)(void);  /* calls the student's function with a fresh copy of its job */
+    tally outputs;      /* every output of every run of the student's */
+} level;
+
+static void call_level1(void);
+
 /* The program's own bench: static, so that the student's file cannot name
- * it. The student's code gets a copy of `job` per call, never these. */
+ * it. The student's code gets a copy of `job` (`job2`) per call, never these. */
 static struct {
     batch_job job;
+    level2_job job2;
     uint32_t *h_in;         /* job.h_in, which the program writes */
     uint32_t *inputs;       /* the run's inputs as drawn: the reference is computed from these */
-    int steps;              /* affine_work rounds per element: the kernel's length */
+    affine_calibration cal; /* affine_work's steps per ms, for either level's kernel */
+    level *lv;              /* the level being measured: the stages' kernel is its */
     cudaStream_t stream[2]; /* the program's: the serial run and the stages */
     uint32_t *d_in[2], *d_out[2];
     cudaEvent_t joined[2];
-    const uint32_t *seen[MAX_SEEN]; /* the device inputs compute() was handed, this run */
+    const void *seen[MAX_SEEN]; /* level 1: the device inputs compute() was handed,
+                                   level 2: the streams, this run */
     int n_seen, sets;       /* and how many the student's last run used */
-    tally outputs;          /* every output of every run of the student's */
+    long pieces;            /* level 2: compute()'s calls this run */
+    double h2d;             /* an upload, timed before the calibration: a kernel ratio's unit */
 } bench;
 
 static size_t batch_bytes(void) { return bench.job.batch * sizeof(uint32_t); }
 static size_t total_words(void) { return (size_t)bench.job.n * bench.job.batch; }
 
-/* The kernel on one batch, as the stages time it. */
-static void launch_kernel(const uint32_t *d_in, uint32_t *d_out, cudaStream_t stream)
+/* The kernel of the level being measured on `words` words. */
+static void launch_kernel(const uint32_t *d_in, uint32_t *d_out, size_t words,
+                          cudaStream_t stream)
 {
-    affine_launch(d_in, d_out, bench.job.batch, bench.steps, stream);
+    affine_launch(d_in, d_out, words, bench.lv->steps, stream);
+}
+
+/* Records p among the things seen this run, once. */
+static void note_seen(const void *p)
+{
+    int i = 0;
+    while (i < bench.n_seen && bench.seen[i] != p)
+        i++;
+    if (i == bench.n_seen && i < MAX_SEEN)
+        bench.seen[bench.n_seen++] = p;
 }
 
 static void require_device(const void *p, const char *name)
@@ -138,12 +194,30 @@ static void compute(const uint32_t *d_in, uint32_t *d_out, cudaStream_t stream)
 {
     require_device(d_in, "d_in");
     require_device(d_out, "d_out");
-    int i = 0;
-    while (i < bench.n_seen && bench.seen[i] != d_in)
-        i++;
-    if (i == bench.n_seen && i < MAX_SEEN)
-        bench.seen[bench.n_seen++] = d_in;
-    launch_kernel(d_in, d_out, stream);
+    note_seen(d_in);
+    launch_kernel(d_in, d_out, bench.job.batch, stream);
+}
+
+/* 1 when words [p, p + words) lie inside the room of 2 batches at `room`. */
+static int in_room(const uint32_t *p, const uint32_t *room, size_t words)
+{
+    uintptr_t at = (uintptr_t)p, lo = (uintptr_t)room;
+    return at >= lo && words >= 1 && words <= 2 * bench.job.batch &&
+           (at - lo) / sizeof(uint32_t) + words <= 2 * bench.job.batch;
+}
+
+/* Level two's compute(): any piece inside the room; counts the pieces and
+ * the streams, which the report shows beside the model of that shape. */
+static void compute_words(const uint32_t *d_in, uint32_t *d_out, size_t words,
+                          cudaStream_t stream)
+{
+    if (!in_room(d_in, bench.job2.d_in, words) || !in_room(d_out, bench.job2.d_out, words))
+        fail_wrong("level 2's compute() takes words inside the job's room (d_in and d_out, "
+                   "%zu words each): %zu words at d_in %p, d_out %p are not",
+                   2 * bench.job.batch, words, (const void *)d_in, (void *)d_out);
+    note_seen(stream);
+    bench.pieces++;
+    launch_kernel(d_in, d_out, words, stream);
 }
 
 /* Stream `waiter` goes on only once stream `on` has reached this point. */
@@ -167,7 +241,7 @@ static void issue_stage(void *ctx, int i)
         CUDA_CHECK(cudaMemcpyAsync(bench.d_in[0], bench.job.h_in + at, batch_bytes(),
                                    cudaMemcpyHostToDevice, bench.stream[0]));
     if (stage == KERNEL)
-        launch_kernel(bench.d_in[0], bench.d_out[0], bench.stream[0]);
+        launch_kernel(bench.d_in[0], bench.d_out[0], bench.job.batch, bench.stream[0]);
     if (stage == D2H || beside)
         CUDA_CHECK(cudaMemcpyAsync(bench.job.h_out + at, bench.d_out[beside], batch_bytes(),
                                    cudaMemcpyDeviceToHost, bench.stream[beside]));
@@ -186,7 +260,10 @@ static double time_serial(void *unused)
         size_t at = (size_t)b * bench.job.batch;
         CUDA_CHECK(cudaMemcpyAsync(bench.d_in[0], bench.job.h_in + at, batch_bytes(),
                                    cudaMemcpyHostToDevice, bench.stream[0]));
-        compute(bench.d_in[0], bench.d_out[0], bench.stream[0]);
+        if (bench.lv->run == call_level1) /* its compute(), whose checks the student's run pays */
+            compute(bench.d_in[0], bench.d_out[0], bench.stream[0]);
+        else /* level two's checks cost the host nothing worth pairing */
+            launch_kernel(bench.d_in[0], bench.d_out[0], bench.job.batch, bench.stream[0]);
         CUDA_CHECK(cudaMemcpyAsync(bench.job.h_out + at, bench.d_out[0], batch_bytes(),
                                    cudaMemcpyDeviceToHost, bench.stream[0]));
     }
@@ -194,8 +271,21 @@ static double time_serial(void *unused)
     return host_time_ms() - t0;
 }
 
-/* The student's run_batches() on fresh inputs and poisoned outputs, timed as
- * the serial run is; then every output checked. The reference reads the
+/* The student's functions, each on a copy of its job made for the call. */
+static void call_level1(void)
+{
+    batch_job job = bench.job;
+    run_batches(&job);
+}
+
+static void call_level2(void)
+{
+    level2_job job = bench.job2;
+    run_level2(&job);
+}
+
+/* The level's student function on fresh inputs and poisoned outputs, timed
+ * as the serial run is; then every output checked. The reference reads the
  * program's own copy of the inputs, whatever the student's code did to h_in. */
 static double time_yours(void *unused)
 {
@@ -204,15 +294,14 @@ static double time_yours(void *unused)
     fill_random_u32(bench.inputs, total, fresh_seed());
     memcpy(bench.h_in, bench.inputs, total * sizeof(uint32_t));
     memset(bench.job.h_out, 0xff, total * sizeof(uint32_t));
-    batch_job job = bench.job; /* the student's copy */
-    bench.n_seen = 0;
+    bench.n_seen = 0, bench.pieces = 0;
     CUDA_CHECK(cudaDeviceSynchronize());
     double t0 = host_time_ms();
-    run_batches(&job); /* the student's */
+    bench.lv->run(); /* the student's */
     CUDA_CHECK(cudaDeviceSynchronize());
     double ms = host_time_ms() - t0;
     bench.sets = bench.n_seen;
-    verify_affine(bench.inputs, bench.job.h_out, total, bench.steps, &bench.outputs);
+    verify_affine(bench.inputs, bench.job.h_out, total, bench.lv->steps, &bench.lv->outputs);
     return ms;
 }
 
@@ -240,10 +329,23 @@ static void bench_open(lab_run *lab)
     }
     CUDA_CHECK(cudaDeviceSynchronize()); /* the memsets ran on the legacy stream */
     int h2d = H2D;
-    stats h = measure_issued(issue_stage, &h2d, bench.stream[0], STAGE_REPEAT, WARMUP, 5);
-    affine_calibration cal = affine_calibrate(bench.d_in[0], bench.d_out[0], bench.job.batch,
-                                              bench.stream[0]);
-    bench.steps = affine_steps_for_ms(&cal, kernel_ratio * h.median);
+    bench.h2d = measure_issued(issue_stage, &h2d, bench.stream[0], STAGE_REPEAT, WARMUP, 5).median;
+    bench.cal = affine_calibrate(bench.d_in[0], bench.d_out[0], bench.job.batch, bench.stream[0]);
+}
+
+/* Level two's job: the batches of level one's, the program's streams for
+ * the student and device room for two batches each way, made after level
+ * one's sets were freed. */
+static void level2_open(lab_run *lab)
+{
+    bench.job2 = (level2_job){bench.job.n, bench.job.batch, bench.job.h_in, bench.job.h_out};
+    lab_streams(lab, bench.job2.stream, LEVEL2_STREAMS, "level-2 stream", cudaStreamNonBlocking);
+    bench.job2.d_in = (uint32_t *)lab_device(lab, 2 * batch_bytes());
+    bench.job2.d_out = (uint32_t *)lab_device(lab, 2 * batch_bytes());
+    CUDA_CHECK(cudaMemset(bench.job2.d_out, 0xff, 2 * batch_bytes())); /* none read unwritten */
+    CUDA_CHECK(cudaMemset(bench.job2.d_in, 0, 2 * batch_bytes()));
+    CUDA_CHECK(cudaDeviceSynchronize()); /* the memsets ran on the legacy stream */
+    bench.job2.compute = compute_words;
 }
 
 /* The model's ideal pipeline over n batches, lab04's (kernels/batches.h):
@@ -255,19 +357,33 @@ static double ideal_ms(double h, double k, double d, double beside, int n, int e
     return batch_engines_ms(batch_stage_times(h, k, d, beside, engines), n, engines);
 }
 
+/* The model's time for batches cut into `pieces` on `streams` streams, each
+ * piece's stages a 1/pieces share of a batch's (the cost per copy left out):
+ * the larger of the engines' and the streams' bounds (lab04). */
+static double shape_ms(double h, double k, double d, double beside, int n, int engines,
+                       int streams, int pieces)
+{
+    batch_stage_ms t = batch_stage_times(h / pieces, k / pieces, d / pieces, beside / pieces,
+                                         engines);
+    batch_shape sh = {streams, pieces, 0, 0};
+    return fmax(batch_engines_ms(t, n * pieces, engines), batch_streams_ms(t, &sh, n));
+}
+
 /* What the rounds measured: each way's times, and round by round the
  * speedup, the model's ideal speedup and their ratio, the efficiency. */
 typedef struct {
     stats way[WAYS], speedup, ideal_speedup, efficiency;
 } measured;
 
-/* The stages alone, the serial run and the student's, in rounds. */
-static measured measure_in_rounds(lab_run *lab, int rounds, int engines)
+/* The stages alone, the serial run and the student's, in rounds, with the
+ * kernel of level `lv`. */
+static measured measure_in_rounds(lab_run *lab, level *lv, int rounds, int engines)
 {
     int stage_of[4] = {H2D, KERNEL, D2H, BESIDE}, n = bench.job.n;
     issued alone[4];
     timed_fn fn[WAYS];
     void *of[WAYS];
+    bench.lv = lv;
     for (int s = H2D; s <= BESIDE; s++) {
         alone[s] = (issued){issue_stage, &stage_of[s], bench.stream[0], STAGE_REPEAT,
                             lab_timer(lab)};
@@ -277,7 +393,7 @@ static measured measure_in_rounds(lab_run *lab, int rounds, int engines)
     fn[YOURS] = time_yours, of[YOURS] = NULL;
     double *ms = (double *)xmalloc((size_t)WAYS * rounds * sizeof *ms);
     double *ideal = (double *)xmalloc(2 * (size_t)rounds * sizeof *ideal), *eff = ideal + rounds;
-    timeline_span_begin("the stages, the serial run and yours, in rounds");
+    timeline_span_begin(lv->yours);
     measure_rounds(fn, of, WAYS, WARMUP, rounds, ms);
     timeline_span_end();
     for (int j = 0; j < rounds; j++) {
@@ -296,6 +412,63 @@ static measured measure_in_rounds(lab_run *lab, int rounds, int engines)
     return m;
 }
 
+/* A level's report: each stage, the serial run and the student's beside
+ * the model; main() reports the efficiency (level two's beside the model of
+ * its shape) and hands the grader the metrics. */
+static void report_level(report *r, const level *lv, const measured *m, int engines)
+{
+    const stats *st = m->way;
+    int n = bench.job.n;
+    double h = st[H2D].median, k = st[KERNEL].median, d = st[D2H].median;
+    report_stats(r, "H2D", "time", &st[H2D], "ms");
+    report_compare(r, "kernel", "time", lv->ratio == 1 ? "h" : "--kernel-ratio x h",
+                   lv->ratio * h, &st[KERNEL], "ms");
+    report_stats(r, "D2H", "time", &st[D2H], "ms");
+    if (engines >= 2)
+        report_compare(r, "H2D beside D2H", "time", "the slower alone: full duplex", fmax(h, d),
+                       &st[BESIDE], "ms");
+    report_compare(r, "serial", "time", "n(h+k+d)", n * (h + k + d), &st[SERIAL], "ms");
+    report_compare(r, lv->yours, "time",
+                   engines >= 2 ? "ideal: (h+k+d) + (n-1) max(c',k)"
+                                : "ideal: max(n(h+d), h+d+nk), one copy engine",
+                   ideal_ms(h, k, d, st[BESIDE].median, n, engines), &st[YOURS], "ms");
+    report_compare(r, lv->yours, "speedup", "the ideal: serial / ideal", m->ideal_speedup.median,
+                   &m->speedup, "x");
+}
+
+/* Level two's model beside the student's design: the bound of two streams
+ * and whole batches beside the student's prediction of it, and the bound of
+ * the shape compute() saw (streams, pieces per batch) beside its efficiency. */
+static void report_level2_model(report *r, const level *lv, const measured *m, int engines)
+{
+    const stats *st = m->way;
+    int n = bench.job.n, streams = bench.n_seen;
+    int pieces = (int)fmax(1, floor((double)bench.pieces / n + 0.5));
+    double h = st[H2D].median, k = st[KERNEL].median, d = st[D2H].median, c = st[BESIDE].median;
+    double ideal = ideal_ms(h, k, d, c, n, engines);
+    double two = ideal / shape_ms(h, k, d, c, n, engines, 2, 1);
+    double mine = ideal / shape_ms(h, k, d, c, n, engines, streams, pieces);
+    stats eff = m->efficiency;
+    double *f[] = {&eff.median, &eff.p5, &eff.p95, &eff.min, &eff.max, &eff.mean};
+    for (size_t i = 0; i < sizeof f / sizeof *f; i++)
+        *f[i] *= 100;
+    report_value(r, "two streams, whole", "efficiency_bound", two * 100, "%");
+    report_value(r, "your prediction", "efficiency_bound", LEVEL2_PREDICTED_EFFICIENCY * 100,
+                 "%");
+    report_text(r, "  (the model's best for a double buffer here: the ideal over the larger of "
+                "the engines'\n  and the streams' bounds; your prediction is "
+                "LEVEL2_PREDICTED_EFFICIENCY)\n");
+    report_value(r, lv->yours, "streams", streams, "count");
+    report_value(r, lv->yours, "pieces_per_batch", (double)bench.pieces / n, "count");
+    report_compare(r, lv->yours, "efficiency", "the model's bound for your streams and pieces",
+                   mine * 100, &eff, "%");
+    grading_value("level2_streams", streams);
+    grading_value("level2_pieces", (double)bench.pieces / n);
+    grading_value("level2_two_stream_bound", two);
+    grading_value("level2_shape_bound", mine);
+    grading_value("level2_predicted", LEVEL2_PREDICTED_EFFICIENCY);
+}
+
 int main(int argc, char **argv)
 {
     lab_run lab;
@@ -308,57 +481,67 @@ int main(int argc, char **argv)
         rounds = 1;
     }
     bench_open(&lab);
+    level lv[LEVELS] = {{"your pipeline", kernel_ratio, 0, call_level1, {0}},
+                        {"your level-2 pipeline", LEVEL2_RATIO, 0, call_level2, {0}}};
+    for (int i = 0; i < LEVELS; i++) {
+        lv[i].steps = affine_steps_for_ms(&bench.cal, lv[i].ratio * bench.h2d);
+        lv[i].outputs.where = lv[i].yours;
+    }
+
     batch_job job = bench.job;
     make_sets(&job); /* the student's */
     CUDA_CHECK(cudaDeviceSynchronize());
-    bench.outputs.where = "your pipeline";
-    measured m = measure_in_rounds(&lab, rounds, engines);
+    measured m = measure_in_rounds(&lab, &lv[0], rounds, engines);
     CUDA_CHECK(cudaDeviceSynchronize());
     free_sets(); /* the student's */
-    const stats *st = m.way;
-    int n = bench.job.n;
-    double h = st[H2D].median, k = st[KERNEL].median, d = st[D2H].median;
-
-    report_section(r, "Each stage alone (per batch, the program's own stream), in the rounds");
-    report_stats(r, "H2D", "time", &st[H2D], "ms");
-    report_compare(r, "kernel", "time", "--kernel-ratio x h", kernel_ratio * h, &st[KERNEL],
-                   "ms");
-    report_stats(r, "D2H", "time", &st[D2H], "ms");
-    if (engines >= 2)
-        report_compare(r, "H2D beside D2H", "time", "the slower alone: full duplex", fmax(h, d),
-                       &st[BESIDE], "ms");
-    report_section(r, "The program's serial run and your pipeline, in the same rounds");
-    report_compare(r, "serial", "time", "n(h+k+d)", n * (h + k + d), &st[SERIAL], "ms");
-    report_compare(r, "your pipeline", "time",
-                   engines >= 2 ? "ideal: (h+k+d) + (n-1) max(c',k)"
-                                : "ideal: max(n(h+d), h+d+nk), one copy engine",
-                   ideal_ms(h, k, d, st[BESIDE].median, n, engines), &st[YOURS], "ms");
-    report_compare(r, "your pipeline", "speedup", "the ideal: serial / ideal",
-                   m.ideal_speedup.median, &m.speedup, "x");
-    report_value(r, "your pipeline", "efficiency", m.efficiency.median * 100, "%");
-    report_value(r, "your pipeline", "buffer_sets", bench.sets, "count");
-
-    report_section(r, "Checks");
-    report_tally(r, "outputs_verified", &bench.outputs,
+    report_section(r, "Level 1: each stage alone (per batch), the serial run and yours, in rounds");
+    report_level(r, &lv[0], &m, engines);
+    report_value(r, lv[0].yours, "efficiency", m.efficiency.median * 100, "%");
+    report_value(r, lv[0].yours, "buffer_sets", bench.sets, "count");
+    report_tally(r, "outputs_verified", &lv[0].outputs,
                  "outputs of your pipeline differ from the CPU reference (every run, each on "
                  "fresh inputs)");
     report_verdict(r, &EFFICIENT, m.efficiency.median, "your pipeline (%d buffer set%s) %.2fx "
                    "faster than serial, the ideal %.2fx: %.0f%%, the median of %d rounds",
-                   bench.sets, bench.sets == 1 ? "" : "s", m.speedup.median, m.ideal_speedup.median,
-                   m.efficiency.median * 100, rounds);
-
-    grading_value("h2d_ms", h);
-    grading_value("kernel_ms", k);
-    grading_value("d2h_ms", d);
+                   bench.sets, bench.sets == 1 ? "" : "s", m.speedup.median,
+                   m.ideal_speedup.median, m.efficiency.median * 100, rounds);
+    const stats *st = m.way;
+    grading_value("h2d_ms", st[H2D].median);
+    grading_value("kernel_ms", st[KERNEL].median);
+    grading_value("d2h_ms", st[D2H].median);
     grading_value("beside_ms", st[BESIDE].median);
     grading_value("serial_ms", st[SERIAL].median);
     grading_value("yours_ms", st[YOURS].median);
     grading_value("speedup", m.speedup.median);
     grading_value("ideal_speedup", m.ideal_speedup.median);
     grading_value("efficiency", m.efficiency.median);
-    grading_value("kernel_vs_calibrated", k / (kernel_ratio * h));
-    grading_value("mismatches", (double)bench.outputs.wrong);
-    grading_value("checked", (double)bench.outputs.checked);
+    grading_value("kernel_vs_calibrated", st[KERNEL].median / (kernel_ratio * st[H2D].median));
+    grading_value("mismatches", (double)lv[0].outputs.wrong);
+    grading_value("checked", (double)lv[0].outputs.checked);
     grading_value("buffer_sets", bench.sets);
+
+    level2_open(&lab);
+    m = measure_in_rounds(&lab, &lv[1], rounds, engines);
+    report_section(r, "Level 2: the kernel as long as an upload, any streams and pieces");
+    report_level(r, &lv[1], &m, engines);
+    report_level2_model(r, &lv[1], &m, engines);
+    report_tally(r, "level2_outputs_verified", &lv[1].outputs,
+                 "outputs of your level-2 pipeline differ from the CPU reference (every run, "
+                 "each on fresh inputs)");
+    report_verdict(r, &LEVEL2_EFFICIENT, m.efficiency.median, "your level-2 pipeline (%d "
+                   "stream%s, %.3g pieces per batch) %.2fx faster than serial, the ideal %.2fx: "
+                   "%.0f%%, the median of %d rounds", bench.n_seen, bench.n_seen == 1 ? "" : "s",
+                   (double)bench.pieces / bench.job.n, m.speedup.median, m.ideal_speedup.median,
+                   m.efficiency.median * 100, rounds);
+    grading_value("level2_h2d_ms", st[H2D].median);
+    grading_value("level2_kernel_ms", st[KERNEL].median);
+    grading_value("level2_d2h_ms", st[D2H].median);
+    grading_value("level2_beside_ms", st[BESIDE].median);
+    grading_value("level2_serial_ms", st[SERIAL].median);
+    grading_value("level2_yours_ms", st[YOURS].median);
+    grading_value("level2_speedup", m.speedup.median);
+    grading_value("level2_efficiency", m.efficiency.median);
+    grading_value("level2_mismatches", (double)lv[1].outputs.wrong);
+    grading_value("level2_checked", (double)lv[1].outputs.checked);
     return grading_finish(&lab);
 }
