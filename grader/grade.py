@@ -359,6 +359,11 @@ def _grade_runs(args, rubric_set, out, people, gpus, private):
 # ten grading runs of the reference solutions themselves lost ex12's 4
 # points that way (speedup 1.64 against the first reference's 2.21).
 PAIRS_AGAIN = 3
+# Only a shortfall a busy moment can explain is measured again: a value at
+# least this share of its bound (the run above read 0.74 of it). A program
+# that never tried (as handed out: about 1x against a bound near 2x) is not
+# run six more times.
+NEAR_BOUND = 2 / 3
 
 
 def pair_again(config, rubric, outcome, ref_outcome, measure_reference, measure_student):
@@ -370,12 +375,14 @@ def pair_again(config, rubric, outcome, ref_outcome, measure_reference, measure_
     the median of the new pairs decides, whatever the first number said."""
     if not ref_outcome or (ref_outcome.get("measure") or {}).get("status") != "ok":
         return
-    relative = {c["name"] for c in rubric["criteria"] if c["relative"] is not None}
-    scored = rubrics.score(rubric, outcome, ref_outcome["measure"]["metrics"])
-    if scored["status"] == rubrics.FLAGGED or not any(
-            r["name"] in relative and not r["passed"] and not r["reason"].startswith("not scored")
-            for r in scored["criteria"]):
-        return   # nothing to measure again: passed, flagged, or blocked by a wrong result
+    ref_metrics, mine = ref_outcome["measure"]["metrics"], (outcome.get("measure") or {})
+    scored = rubrics.score(rubric, outcome, ref_metrics)
+    failed = {r["name"] for r in scored["criteria"]
+              if not r["passed"] and not r["reason"].startswith("not scored")}
+    near = [c for c in rubric["criteria"] if c["relative"] is not None and c["name"] in failed
+            and near_bound(c, mine.get("metrics"), ref_metrics)]
+    if scored["status"] == rubrics.FLAGGED or not near:
+        return   # passed, flagged, blocked by a wrong result, or far short
     pairs = []
     for _ in range(PAIRS_AGAIN):
         ref = measure_reference().get("measure") or {}
@@ -384,6 +391,16 @@ def pair_again(config, rubric, outcome, ref_outcome, measure_reference, measure_
             pairs.append({"reference": ref["metrics"], "student": mine["metrics"]})
     if pairs:
         outcome["pairs"] = pairs
+
+
+def near_bound(criterion, metrics, ref_metrics):
+    """Whether the student's value is at least NEAR_BOUND of the bound the
+    reference's value sets for a relative criterion."""
+    value = (metrics or {}).get(criterion["metric"])
+    ref = (ref_metrics or {}).get(criterion["metric"])
+    if not isinstance(value, (int, float)) or not isinstance(ref, (int, float)) or ref <= 0:
+        return False
+    return value >= NEAR_BOUND * criterion["relative"] * ref
 
 
 def builds_only(config, jobs, single, why):
