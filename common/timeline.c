@@ -106,17 +106,6 @@ static uint64_t since_zero(uint64_t t) { return t > time_zero ? t - time_zero : 
  * constant, not a stream of the context), so its id comes from the
  * context's own record (nullStreamId), which CUPTI dumps on request. */
 static const char LEGACY_STREAM[] = "legacy default stream";
-/* The per-thread default stream (cudaStreamPerThread, and stream 0 in a
- * build with --default-stream per-thread: lab01_ptds) is the main thread's
- * own; CUPTI gives its id for the handle when told it is a per-thread one. */
-static const char PER_THREAD_STREAM[] = "per-thread default stream";
-/* Which CUPTI id that is: asked three ways (CUPTI's per-thread flag on the
- * NULL handle, the cudaStreamPerThread handle with and without it), since
- * one way has answered with the legacy stream's id; each answer that is not
- * the legacy stream names the per-thread one once the context record says
- * which the legacy stream is. (0: no answer.) */
-enum { PER_THREAD_WAYS = 3 };
-static uint32_t per_thread_id[PER_THREAD_WAYS];
 
 /* cudaEventRecord and cudaStreamWaitEvent as CUPTI saw them: which stream,
  * which event, and the call's correlation id, which grows with every call
@@ -243,10 +232,6 @@ static void convert(const CUpti_Activity *a)
         uint32_t id = ((const CUpti_ActivityContext3 *)a)->nullStreamId;
         if (trace_stream_name(&recorded, id, label, sizeof label) == label) /* a lab's name wins */
             trace_add_stream(&recorded, id, LEGACY_STREAM);
-        for (int i = 0; i < PER_THREAD_WAYS; i++)
-            if (per_thread_id[i] && per_thread_id[i] != id &&
-                trace_stream_name(&recorded, per_thread_id[i], label, sizeof label) == label)
-                trace_add_stream(&recorded, per_thread_id[i], PER_THREAD_STREAM);
         return;
     } else {
         return;
@@ -292,20 +277,6 @@ static const CUpti_ActivityKind extra_kinds[] = {CUPTI_ACTIVITY_KIND_CONTEXT,
                                                  CUPTI_ACTIVITY_KIND_CUDA_EVENT};
 enum { N_EXTRA_KINDS = sizeof extra_kinds / sizeof extra_kinds[0] };
 
-/* Asked of CUPTI once the context exists; the answers are used when the
- * context record arrives (convert). A CUPTI that will not say leaves the
- * track as "unnamed id N", nothing else. */
-static void ask_per_thread_stream(void)
-{
-    static const struct { CUstream handle; uint8_t per_thread; } ways[PER_THREAD_WAYS] = {
-        {NULL, 1}, {(CUstream)cudaStreamPerThread, 1}, {(CUstream)cudaStreamPerThread, 0}};
-    CUDA_CHECK(cudaStreamQuery(cudaStreamPerThread)); /* the stream exists from here on */
-    for (int i = 0; i < PER_THREAD_WAYS; i++)
-        if (cuptiGetStreamIdEx(NULL, ways[i].handle, ways[i].per_thread, &per_thread_id[i]) !=
-            CUPTI_SUCCESS)
-            per_thread_id[i] = 0;
-}
-
 void timeline_start(const common_options *opt)
 {
     if (!opt->trace && !opt->timeline)
@@ -318,7 +289,6 @@ void timeline_start(const common_options *opt)
         cuptiActivityEnableAndDump(extra_kinds[i]);
     cupti_check(cuptiGetTimestamp(&time_zero), "cuptiGetTimestamp");
     active = 1;
-    ask_per_thread_stream();
 }
 
 void timeline_name_stream(cudaStream_t stream, const char *name)
