@@ -48,3 +48,12 @@ canary() {
     assert_success
     assert_output --regexp "sanitize: [0-9]+ clean, 0 failed"
 }
+
+@test "lab13 under memcheck: no memory error, leak or race; NCCL's kernel probes not counted" {
+    export NCCL_NVLS_ENABLE=0
+    run env SANITIZE_TOOLS=memcheck SANITIZE_LOGS="$BATS_TEST_TMPDIR/logs" tests/tools/sanitize.sh lab13
+    echo "$output"
+    assert_success # on one GPU the run is "skip" (exit 3, needs 2 GPUs), and must still be clean
+    assert_line --regexp "^lab13 +memcheck +(ok|skip) "
+    grep -q -- "--report-api-errors no" "$BATS_TEST_TMPDIR/logs/lab13.memcheck.log"
+}
