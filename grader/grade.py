@@ -43,6 +43,7 @@ import dataclasses
 import json
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -199,6 +200,11 @@ def make_sandbox(args, tools, sanitizer, out):
     if tools:
         toolkit = Path(tools["NVCC"]).resolve().parent.parent
         readonly += [toolkit, Path(tools["BUILT"])]   # the library, given objects, GPU probe
+        # an exercise's own libraries, as the toolkit (ex13 links NCCL, which on
+        # the GPU machines is the nvidia-nccl-cu13 wheel's folder): make
+        # grade-flags' LIBS_exNN names their folders with -L
+        readonly += [Path(flag[2:]) for key, value in tools.items() if key.startswith("LIBS_")
+                     for flag in shlex.split(value) if flag.startswith("-L") and len(flag) > 2]
         bin_dirs.append(Path(tools["NVCC"]).parent)
     if sanitizer:
         readonly.append(Path(sanitizer).resolve().parent)
@@ -228,6 +234,12 @@ def grade_exercise(config, rubric, job, built, check=True):
                "build": built, "measure": None, "check": None,
                "worker": config["worker"], "gpu": config["gpu"],
                "gpu_node": config["sandbox"].node}
+    have = workers.gpu_count(config["gpu"])
+    if have is not None and have < rubric["gpus"]:   # never run: nobody's points count here
+        outcome["waived"] = (f"needs {rubric['gpus']} GPUs in one process, and this worker has "
+                             f"{have}: waived, in no total (grade on a machine with "
+                             f"{rubric['gpus']}; make grade gives its one worker every GPU)")
+        return outcome
     if not job.source or not built or not built["ok"]:
         return outcome
     limit = config["time_limit"] or rubric["time_limit_s"]
@@ -630,6 +642,10 @@ def grade(args):
                        "choose another --out (GRADE_OUT)", 2)
         try:   # no more workers than students: each measures the reference first
             gpus = workers.worker_gpus(args.gpus)[:max(1, len(people))]
+            if len(people) == 1 and args.gpus is None and len(workers.visible_gpus()) > 1:
+                # one student: one worker, holding every GPU, so that an exercise
+                # that needs several (ex13) runs; the others use the first
+                gpus = [",".join(workers.visible_gpus())]
         except ValueError as e:
             raise Stop(f"grade: {e}", 2) from None
         out.mkdir(parents=True, exist_ok=True)

@@ -16,7 +16,7 @@ import math
 KINDS = ("correctness", "concept")
 LEVELS = (1, 2)
 EXERCISE_KEYS = {"title", "time_limit_s", "memcheck_time_limit_s"}   # each one required
-OPTIONAL_EXERCISE_KEYS = {"levels"}
+OPTIONAL_EXERCISE_KEYS = {"levels", "gpus"}
 CRITERION_KEYS = {"kind", "points", "metric", "min", "max", "relative_to_solution", "what",
                   "model_limit", "level"}
 # The status of an exercise for the instructor to look at: a value outside
@@ -26,6 +26,10 @@ FLAGGED = "flagged"
 # The statuses of an exercise that ran and was scored criterion by criterion
 # (the others say why it never was: missing, build_error, timed_out, ...).
 SCORED = ("passed", "partial", "failed", FLAGGED)
+# The status of an exercise this grading run's machine cannot run at all (its
+# rubric's gpus is more than the worker has): no criteria, no points, and
+# none in the total, for anyone; the reason says what it needs.
+WAIVED = "waived"
 
 
 class RubricError(Exception):
@@ -86,6 +90,9 @@ def load(path, exercise):
     if not rubric["criteria"]:
         raise RubricError(f"{path}: no criteria (one section per criterion)")
     rubric["levels"] = max(c["level"] for c in rubric["criteria"])
+    # gpus = N: the exercise needs N GPUs in one process (ex13: two NCCL ranks)
+    rubric["gpus"] = (int(_number(parser, "exercise", "gpus", path, positive=True))
+                      if parser.has_option("exercise", "gpus") else 1)
     return rubric
 
 
@@ -278,6 +285,8 @@ def score(rubric, outcome, reference=None):
 
 
 def _score(rubric, outcome, reference):
+    if outcome.get("waived"):   # before "missing": the machine, not the student, decides
+        return _exercise(rubric, WAIVED, outcome["waived"], [])
     criteria = []
     stopped = _stopped(outcome)
     if stopped:

@@ -37,6 +37,14 @@ def visible_gpus():
     return re.findall(r"^GPU (\d+):", proc.stdout, re.MULTILINE)
 
 
+def gpu_count(gpu):
+    """How many GPUs a worker's entry holds ("0" one, "0,1" two; None: as
+    this process has them), or None when nothing says."""
+    if gpu is None:
+        return len(visible_gpus()) or None
+    return len([d for d in gpu.split(",") if d.strip()])
+
+
 def worker_gpus(wanted=None):
     """One entry per worker: the CUDA_VISIBLE_DEVICES value it runs with, or
     None for "as this process has it" (no GPU seen: one worker, whose

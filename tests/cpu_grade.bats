@@ -339,7 +339,7 @@ bob,ex01,0,10,missing"
     assert_failure 2
     run --separate-stderr grade --submission exercises --only ex99
     assert_failure 2
-    assert_equal "$stderr" "grade: no exercise ex99 (there are ex01, ex02, ex03, ex04, ex05, ex06, ex07, ex08, ex09, ex10, ex11, ex12)"
+    assert_equal "$stderr" "grade: no exercise ex99 (there are ex01, ex02, ex03, ex04, ex05, ex06, ex07, ex08, ex09, ex10, ex11, ex12, ex13)"
     run --separate-stderr make -s grade-all
     assert_failure 2
     [[ "$stderr" == "make grade-all: give SUBMISSIONS=dir"* ]] || fail "stderr: $stderr"
@@ -400,12 +400,29 @@ ex08: builds: yes
 ex09: builds: yes
 ex10: builds: yes
 ex11: builds: yes
-ex12: builds: yes"
+ex12: builds: yes
+ex13: builds: yes"
     [[ "$stderr" == *"grade: no GPU is usable here ("*"): nothing graded, no grade files written"*"Error 3"* ]] ||
         fail "stderr: $stderr"
-    for ex in ex01 ex02 ex03 ex04 ex05 ex06 ex07 ex08 ex09 ex10 ex11 ex12; do
+    for ex in ex01 ex02 ex03 ex04 ex05 ex06 ex07 ex08 ex09 ex10 ex11 ex12 ex13; do
         [ -x "$BATS_TEST_TMPDIR/out/work/$ex/$ex" ] || fail "no program for exercises/ $ex"
     done
     run find "$BATS_TEST_TMPDIR/out" -name report.txt -o -name grades.csv -o -name junit.xml -o -name outcomes
     assert_output ""
+}
+
+@test "an exercise that needs two GPUs is waived, in no total, on a worker with one, and graded on a worker with two" {
+    require_sandbox
+    local metrics='"mismatches": 0, "calls_wrong": 0, "speedup": 1.4'
+    # one GPU a worker (--gpus 1): never run, no criteria, 0/0 for everyone
+    CUDA_VISIBLE_DEVICES=0 fake --only ex13 --gpus 1 --fake-gpu-probe true \
+        --fake-harness "tests/fixtures/grading/fake-harness.sh '$metrics'" >/dev/null
+    run row exercises ex13
+    assert_output "0/0,waived,needs 2 GPUs in one process, and this worker has 1: waived, in no total (grade on a machine with 2; make grade gives its one worker every GPU)"
+    [ ! -e "$BATS_TEST_TMPDIR/out/work/ex13/measure.stdout" ] || fail "the waived exercise ran"
+    # one student, two GPUs: its one worker holds both, and ex13 is scored
+    CUDA_VISIBLE_DEVICES=0,1 fake --only ex13 --fake-gpu-probe true \
+        --fake-harness "tests/fixtures/grading/fake-harness.sh '$metrics'" >/dev/null
+    run row exercises ex13
+    assert_output --partial "10/10,passed"
 }

@@ -48,3 +48,17 @@ load test_helper
     run "$bin/lab13" --help
     assert_success
 }
+
+@test "ex13 and sol13 take --layers, --grad-mib, --bucket-mib, --grade and --check, and range-check them" {
+    for p in ex13 sol13; do
+        run ./$p --help
+        assert_success
+        assert_output --regexp "--layers L .*default 24, --quick 12\)"
+        assert_output --regexp "--bucket-mib MIB .*default 25\)"
+        assert_output --partial "--grade"
+        assert_output --partial "--check"
+        run --separate-stderr ./$p --bucket-mib 0.1
+        assert_failure 2
+        assert_equal "$stderr" "$p: --bucket-mib must be a number from 0.25 to 8192 (got '0.1')"
+    done
+}

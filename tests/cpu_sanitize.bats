@@ -123,3 +123,25 @@ SH
     grep -q "usage: lab00" "$BATS_TEST_TMPDIR/logs/lab00.memcheck.log" ||
         fail "the log does not hold the program's output"
 }
+
+@test "NCCL's programs run with failed API calls unreported (NCCL's kernel probes), and no other program does" {
+    cat >"$BATS_TEST_TMPDIR/sanitizer" <<'SH'
+#!/bin/sh
+echo "========= COMPUTE-SANITIZER"
+while [ "${1#--}" != "$1" ]; do shift 2; done
+"$@"; status=$?
+echo "========= ERROR SUMMARY: 0 errors"
+exit $status
+SH
+    chmod +x "$BATS_TEST_TMPDIR/sanitizer"
+    run env SANITIZER="$BATS_TEST_TMPDIR/sanitizer" GPU_PROBE=/bin/true SANITIZE_ARGS=--help \
+        SANITIZE_TOOLS="memcheck synccheck" SANITIZE_LOGS="$BATS_TEST_TMPDIR/logs" \
+        tests/tools/sanitize.sh lab00 lab13
+    assert_success
+    for tool in memcheck synccheck; do
+        head -1 "$BATS_TEST_TMPDIR/logs/lab13.$tool.log" | grep -q -- "--report-api-errors no" ||
+            fail "lab13 under $tool: $(head -1 "$BATS_TEST_TMPDIR/logs/lab13.$tool.log")"
+        ! grep -q -- "--report-api-errors" "$BATS_TEST_TMPDIR/logs/lab00.$tool.log" ||
+            fail "lab00 under $tool runs with --report-api-errors"
+    done
+}

@@ -64,7 +64,7 @@ metric() {
             fail "$s/results.json is not valid"
     done
     run python3 -c "import csv; print(len(list(csv.DictReader(open('$ALL/grades.csv')))))"
-    assert_output "108"
+    assert_output "117" # 9 students x 13 exercises: ex13 has its row when waived too
 }
 
 @test "each submission scores what its design predicts" {
@@ -107,6 +107,14 @@ hanging ex06 0/10,timed_out
 build-error ex01 0/10,build_error
 level1-only ex04 12/16,partial
 EOF
+    # ex13 needs two GPUs in one worker: grade-all gives each worker one, so it
+    # is waived for everyone, in no total (make grade with one student gives
+    # its worker every GPU: tests/gpu_lab13.bats grades ex13 there)
+    for student in solutions exercises fake-output build-error; do
+        run row "$student" ex13
+        [[ "$output" == "0/0,waived,needs 2 GPUs in one process, and this worker has 1:"* ]] ||
+            fail "$student ex13: $output"
+    done
 }
 
 @test "the GPU is usable from inside the sandbox, and every run of the grading was sandboxed" {
@@ -176,7 +184,7 @@ PY
     assert_success
     # twelve exercises: their correctness points (2+2+2+3+2+1+3+4+2, ex10 1, ex11 4,
     # ex12 3, and ex04's level two 2) of 126 (ex04's level two: 6), and 0 for any
-    # concept criterion
+    # concept criterion; ex13, waived (one GPU a worker), in no total
     assert_output "31/126 0"
 }
 

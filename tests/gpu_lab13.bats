@@ -81,3 +81,44 @@ verdicts="overlap_follows_model best_bucket_between full_sms_hide_less slow_link
     failed=$(from_json "$BATS_TEST_TMPDIR/r.json" "' '.join(sorted(c['name'] for c in d['checks'] if not c['passed']))")
     assert_equal "$failed" "sums_verified"
 }
+
+@test "ex13 and sol13 on one GPU check every sum on one rank and exit 3: needs 2 GPUs" {
+    for p in ex13 sol13; do
+        run --separate-stderr env CUDA_VISIBLE_DEVICES="$(first_gpu)" ./$p --quick
+        assert_failure 3
+        assert_equal "$stderr" "$p: cannot run here: cannot show the overlap here: needs 2 GPUs (this machine shows 1; every sum and call was checked on one rank)"
+        assert_output --regexp "\[ok\] +sums_verified: 0 of [1-9][0-9]* "
+        assert_output --regexp "\[ok\] +calls_once"
+    done
+}
+
+@test "ex13 as given on two GPUs is right, serial (about 1x), and exits 4; sol13 overlaps and exits 0" {
+    require_two
+    run ./ex13 --quick
+    assert_failure 4
+    assert_output --regexp "\[ok\] +sums_verified"
+    assert_output --regexp "observed: NO +buckets_overlap_layers"
+    assert_output --partial "What the grader would give"
+    run ./sol13 --quick
+    assert_success
+    assert_output --regexp "observed: yes buckets_overlap_layers"
+}
+
+# The grader as make grade runs it for one student: its one worker holds
+# every GPU. On one GPU ex13 is waived (0/0, in no total); on two, the
+# solution earns full marks and the exercise as given its correctness only.
+@test "the grader on ex13: waived on one GPU; on two the solution 10/10, the exercise as given 4/10" {
+    for who in solutions exercises; do
+        python3 grader/grade.py --submission "$who" --only ex13 --no-memcheck \
+            --out "$BATS_TEST_TMPDIR/$who" >"$BATS_TEST_TMPDIR/$who.txt" 2>&1 ||
+            fail "grade.py $who: $(tail -5 "$BATS_TEST_TMPDIR/$who.txt")"
+    done
+    row() { python3 -c 'import csv, sys; r = next(csv.DictReader(open(sys.argv[1]))); print(f"{r[\"points\"]}/{r[\"max_points\"]},{r[\"status\"]}")' "$BATS_TEST_TMPDIR/$1/grades.csv"; }
+    if (($(gpus) < 2)); then
+        assert_equal "$(row solutions)" "0/0,waived"
+        assert_equal "$(row exercises)" "0/0,waived"
+    else
+        assert_equal "$(row solutions)" "10/10,passed"
+        assert_equal "$(row exercises)" "4/10,partial"
+    fi
+}

@@ -48,3 +48,15 @@ canary() {
     assert_success
     assert_output --regexp "sanitize: [0-9]+ clean, 0 failed"
 }
+
+@test "lab13 under memcheck: no memory error, leak or race; NCCL's kernel probes not counted" {
+    export NCCL_NVLS_ENABLE=0
+    run env SANITIZE_TOOLS=memcheck SANITIZE_LOGS="$BATS_TEST_TMPDIR/logs" tests/tools/sanitize.sh lab13
+    echo "$output"
+    # on one GPU lab13 exits 3 (needs 2 GPUs): the run is "skip", and the script's
+    # exit 3 (nothing ran to the end); its log must still hold no finding
+    [ "$status" -eq 0 ] || [ "$status" -eq 3 ] || fail "exit $status"
+    assert_line --regexp "^lab13 +memcheck +(ok|skip) "
+    assert_line --regexp "^sanitize: [01] clean, 0 failed"
+    grep -q -- "--report-api-errors no" "$BATS_TEST_TMPDIR/logs/lab13.memcheck.log"
+}

@@ -148,7 +148,7 @@ static int known(const char *key, const char *const *keys)
     return 0;
 }
 
-/* Each one required; "levels" may be there too. */
+/* Each one required; "levels" and "gpus" may be there too. */
 static const char *const EXERCISE_KEYS[] = {"title", "time_limit_s", "memcheck_time_limit_s", NULL};
 static const char *const CRITERION_KEYS[] = {"kind", "points", "metric", "min", "max",
                                              "relative_to_solution", "what",
@@ -175,7 +175,8 @@ static int check_exercise(const section *s, rubric *r, const char *path, char *w
         if (!get(s, *k))
             return say(why, size, "%s [exercise]: %s is missing", path, *k);
     for (int i = 0; i < s->n; i++)
-        if (!known(s->p[i].key, EXERCISE_KEYS) && strcmp(s->p[i].key, "levels"))
+        if (!known(s->p[i].key, EXERCISE_KEYS) && strcmp(s->p[i].key, "levels") &&
+            strcmp(s->p[i].key, "gpus")) /* gpus: the grader's (grade.py waives), not the preview's */
             return say(why, size, "%s [exercise]: unknown key '%s'", path, s->p[i].key);
     if (number(s, "time_limit_s", 1, &limit, path, why, size) ||
         number(s, "memcheck_time_limit_s", 1, &limit, path, why, size))

@@ -4,17 +4,31 @@
 One process per GPU (torch.multiprocessing), torch.distributed over NCCL. A
 model of L Linear layers; each step is forward + backward of one batch, and
 the gradients are summed across the GPUs three ways:
-  compute:  backward only (no_sync(): DDP reduces nothing): C;
-  serial:   backward under no_sync(), then one all_reduce of every gradient
-            (flattened into one buffer): C + t(G);
+  compute:  forward + backward only (no_sync(): DDP reduces nothing): C;
+  serial:   compute, then one all_reduce of every gradient (flattened): C + t(G);
   DDP:      DistributedDataParallel(bucket_cap_mb=25): each bucket is
-            all-reduced by a hook on its own stream while backward goes on.
-Model: serial = C + t(G); DDP at best max(C, t(G)) + a bucket's t. The
-verdict asks for at least a quarter of the modelled gain: DDP's hooks copy
-gradients into buckets and NCCL's kernels share the SMs with backward, so
-the model is an upper bound. DDP's averaged gradients are checked against
-the serial all_reduce's sum / N, exactly (a sum of N floats from the same
-ranks is the same in any order when N = 2; for more, within 1e-6).
+            all-reduced by a hook on NCCL's stream while backward goes on.
+The forward alone (F) is timed too: no gradient exists before backward.
+
+The link decides whether there is anything to hide. On NVLink (two H200s)
+t(G) of 192 MiB was 0.73 ms, 6% of a 12.6 ms step: DDP gained nothing, as
+its model said (1.05x at best). So the judged run is lab13's slow link:
+NCCL_MAX_CTAS=1 (NCCL's documented environment variable, set before
+init_process_group) lets each collective use one block, about 21 GB/s in
+lab13's part 4, the speed of PCIe or of a network between nodes, where
+t(G) is comparable to backward and DDP's 1.2-1.5x comes from. The full link
+runs too (not under --quick) and is reported, not judged.
+
+Model: serial = C + t(G); DDP at best max(C, F + t(G)) + t(one bucket):
+communication starts after the forward, and the last bucket is reduced
+after its layer. The verdict asks for at least 0.7 of the modelled gain
+(speedup - 1 >= 0.7 x (model - 1)), lab13's tolerance (its H200 run reached
+0.87 of the modelled speedup), read on the gain because a ratio of speedups
+near 1 would pass a run that gained nothing: the model leaves out DDP's own
+work (hooks, gradients copied into buckets and back), which on the full link
+cost about 0.9 ms a step on two H200s.
+DDP's averaged gradients are checked against the serial all_reduce's sum / N,
+exactly (a sum of 2 floats is the same in any order; for more, within 1e-6).
 NCCL_NVLS_ENABLE=0 is set before NCCL starts (lab13's handout says why).
 Needs two GPUs: on one it says so and exits 3.
 Run: python3 labs/lab13_gradient_overlap/torch_lab13.py [--quick] [--json] [--reps N]
@@ -35,6 +49,9 @@ def no_multicast(args):
 
 
 BUCKET_MB = 25
+GAIN_SHARE = 0.7  # of the modelled gain, on the slow link (the docstring says why)
+# name, NCCL_MAX_CTAS (None: NCCL's own choice), judged
+LINKS = [("slow link (NCCL_MAX_CTAS=1)", "1", True), ("full link", None, False)]
 
 
 def shape(quick):
@@ -68,6 +85,10 @@ def worker(rank, world, port, reps, quick, out):
     params = list(model.parameters())
     flat = torch.empty(sum(p.numel() for p in params), device="cuda")
 
+    def forward():
+        with ddp.no_sync():
+            ddp(x).square().mean()
+
     def compute():
         with ddp.no_sync():
             ddp(x).square().mean().backward()
@@ -80,10 +101,10 @@ def worker(rank, world, port, reps, quick, out):
     def overlapped():
         ddp(x).square().mean().backward()
 
-    ways = {"compute": compute, "serial": serial, "ddp": overlapped}
+    ways = {"forward": forward, "compute": compute, "serial": serial, "ddp": overlapped}
     times = {k: [] for k in ways}
-    for rnd in range(reps + 1):  # the first round is the warm-up
-        order = list(ways)[rnd % 3:] + list(ways)[:rnd % 3]
+    for rnd in range(reps + 1):  # the first round is the warm-up; each round its own order
+        order = list(ways)[rnd % 4:] + list(ways)[:rnd % 4]
         for k in order:
             model.zero_grad(set_to_none=False)
             ms = step_ms(torch, ways[k])
@@ -104,6 +125,48 @@ def worker(rank, world, port, reps, quick, out):
     dist.destroy_process_group()
 
 
+def run_link(lab, world, max_ctas):
+    """One spawn of `world` workers with NCCL_MAX_CTAS as given (the children
+    inherit the environment; NCCL reads it when their communicator is made)."""
+    if max_ctas:
+        os.environ["NCCL_MAX_CTAS"] = max_ctas
+    else:
+        os.environ.pop("NCCL_MAX_CTAS", None)
+    with socket.socket() as s:  # a free port for the rendezvous
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    with tempfile.TemporaryDirectory() as folder:
+        out = os.path.join(folder, "rank0.json")
+        lab.torch.multiprocessing.spawn(worker, args=(world, port, lab.args.reps, lab.args.quick, out),
+                                        nprocs=world, join=True)
+        with open(out) as f:
+            return json.load(f)
+
+
+def report_link(lab, name, judged, r):
+    f, c, s_, d = (median(r["times"][k]) for k in ("forward", "compute", "serial", "ddp"))
+    t = median(r["allreduce"])
+    lab.say(f" {name}:")
+    lab.measured(f"{name}: forward alone (F)", f, "ms")
+    lab.measured(f"{name}: forward + backward (C)", c, "ms")
+    lab.measured(f"{name}: all_reduce of every gradient t(G)", t, "ms")
+    lab.measured(f"{name}: serial: C, then all_reduce", s_, "ms", c + t, "C + t(G)")
+    best = max(c, f + t) + t * min(1, BUCKET_MB / r["grad_mib"])
+    lab.measured(f"{name}: DDP: buckets during backward", d, "ms", best, "max(C, F + t(G)) + one bucket")
+    lab.check(f"ddp_gradients_verified, {name}", r["wrong"], r["total"],
+              "DDP gradients differ from the serial all_reduce's sum / N")
+    model, speedup = (c + t) / best, s_ / d
+    text = f"serial {s_:.2f} ms, DDP {d:.2f} ms: {speedup:.2f}x (model at best {model:.2f}x)"
+    if judged:
+        lab.verdict("ddp_overlap_gains", speedup - 1 >= GAIN_SHARE * (model - 1),
+                    f"{name}: {text}", f"at least {GAIN_SHARE} of the modelled gain")
+    else:
+        lab.say(f"  reported, not judged: {name}: {text}: t(G) is {100 * t / c:.0f}% of C")
+    lab.doc.setdefault("links", []).append({"link": name, "judged": judged, "forward_ms": f,
+                                            "compute_ms": c, "allreduce_ms": t, "serial_ms": s_,
+                                            "ddp_ms": d, "speedup": speedup, "model_speedup": model})
+
+
 if __name__ == "__main__":
     lab = Lab("torch_lab13", "DDP's gradient buckets overlapped with the backward pass, over NCCL",
               reps=7, quick_reps=3, before_torch=no_multicast)
@@ -115,28 +178,13 @@ if __name__ == "__main__":
         cannot_run("torch_lab13", f"PyTorch {torch.__version__} has no NCCL backend for torch.distributed")
     LAYERS, WIDTH, BATCH = shape(lab.args.quick)
     world = torch.cuda.device_count()
-    with socket.socket() as s:  # a free port for the rendezvous
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    with tempfile.TemporaryDirectory() as folder:
-        out = os.path.join(folder, "rank0.json")
-        torch.multiprocessing.spawn(worker, args=(world, port, lab.args.reps, lab.args.quick, out), nprocs=world, join=True)
-        with open(out) as f:
-            r = json.load(f)
-    c, s_, d = (median(r["times"][k]) for k in ("compute", "serial", "ddp"))
-    t = median(r["allreduce"])
+    links = LINKS[:1] if lab.args.quick else LINKS  # --quick: the judged link only
+    results = [run_link(lab, world, ctas) for _, ctas, _ in links]
     lab.setup("gpus", world, "one process per GPU, torch.distributed over NCCL (NCCL_NVLS_ENABLE=0)")
-    lab.setup("gradients", f"{r['grad_mib']:.0f} MiB", f"{LAYERS} Linear({WIDTH}, {WIDTH}), batch {BATCH}, "
-              f"bucket_cap_mb={BUCKET_MB}")
-    lab.measured("backward alone (C)", c, "ms")
-    lab.measured("all_reduce of every gradient t(G)", t, "ms")
-    lab.measured("serial: backward, then all_reduce", s_, "ms", c + t, "C + t(G)")
-    best = max(c, t) + t * BUCKET_MB / r["grad_mib"]
-    lab.measured("DDP: buckets during backward", d, "ms", best, "max(C, t(G)) + one bucket")
-    lab.check("ddp_gradients_verified", r["wrong"], r["total"],
-              "DDP gradients differ from the serial all_reduce's sum / N")
-    model, speedup = (c + t) / best, s_ / d
-    lab.verdict("ddp_overlap_gains", speedup >= 1 + 0.25 * (model - 1),
-                f"serial {s_:.2f} ms, DDP {d:.2f} ms: {speedup:.2f}x (model at best {model:.2f}x)",
-                "at least a quarter of the modelled gain")
+    lab.setup("gradients", f"{results[0]['grad_mib']:.0f} MiB", f"{LAYERS} Linear({WIDTH}, {WIDTH}), "
+              f"batch {BATCH}, bucket_cap_mb={BUCKET_MB}")
+    lab.setup("slow link", "1 block", "NCCL_MAX_CTAS=1: one block per collective, about 21 GB/s "
+              "(lab13's part 4), like PCIe or a network between nodes")
+    for (name, _, judged), r in zip(links, results):
+        report_link(lab, name, judged, r)
     lab.finish()

@@ -1,0 +1,43 @@
+/* ex13's contract: what exercises/ex13_gradient_overlap.cu gives the program
+ * around it (exercises/given/ex13.cu), and nothing more. */
+#ifndef STREAMLAB_EX13_H
+#define STREAMLAB_EX13_H
+
+#include <cuda_runtime_api.h>
+
+enum { EX13_MAX_GPUS = 8 };
+
+/* What one backward pass hands you, all of it made by the program before
+ * your code runs. The gradients, the reduced buffers, the layers' length
+ * and NCCL's communicator are not in it: the program owns them, and
+ * layer() and all_reduce() reach them. */
+typedef struct {
+    int gpus;                             /* G: one NCCL rank per GPU, one thread drives all */
+    int layers;                           /* L: every GPU runs layers 0 .. L-1, in order */
+    int buckets;                          /* K: the gradients' buckets, completed in order */
+    cudaStream_t compute[EX13_MAX_GPUS];  /* GPU g's layers run in compute[g] */
+    cudaStream_t comm[EX13_MAX_GPUS];     /* GPU g's share of each all-reduce runs in comm[g];
+                                             non-blocking: nothing orders it after compute[g]
+                                             but you */
+    cudaEvent_t *done[EX13_MAX_GPUS];     /* done[g][l], l < L: made for you on GPU g
+                                             (cudaEventDisableTiming) */
+    void (*layer)(int g, int l);          /* queues layer l in compute[g] (making GPU g
+                                             current) and returns at once; its gradients
+                                             are written only as it ends */
+    int (*last_layer)(int k);             /* the layer whose end completes bucket k: bucket
+                                             k holds gradients of that layer and earlier ones */
+    void (*all_reduce)(int k);            /* queues bucket k's all-reduce on every GPU, each in
+                                             its comm[g], in one NCCL group, and returns at once:
+                                             it reads bucket k's gradients from the moment
+                                             comm[g] reaches it */
+} backward;
+
+/* Yours. Runs one backward pass on every GPU: layer(g, l) for every GPU g
+ * and layer l, each exactly once, in layer order, and all_reduce(k) for
+ * every bucket k, exactly once, so that no GPU's share of bucket k starts
+ * before last_layer(k) has ended on that GPU. The program calls it once a
+ * run, times it on the host from idle GPUs until every stream is idle
+ * again (it waits itself), then checks every reduced word on every GPU. */
+void run_backward(const backward *b);
+
+#endif
