@@ -113,7 +113,13 @@ verdicts="overlap_follows_model best_bucket_between full_sms_hide_less slow_link
             --out "$BATS_TEST_TMPDIR/$who" >"$BATS_TEST_TMPDIR/$who.txt" 2>&1 ||
             fail "grade.py $who: $(tail -5 "$BATS_TEST_TMPDIR/$who.txt")"
     done
-    row() { python3 -c 'import csv, sys; r = next(csv.DictReader(open(sys.argv[1]))); print(f"{r[\"points\"]}/{r[\"max_points\"]},{r[\"status\"]}")' "$BATS_TEST_TMPDIR/$1/grades.csv"; }
+    row() {
+        python3 - "$BATS_TEST_TMPDIR/$1/grades.csv" <<'PY'
+import csv, sys
+r = next(csv.DictReader(open(sys.argv[1])))
+print(f"{r['points']}/{r['max_points']},{r['status']}")
+PY
+    }
     if (($(gpus) < 2)); then
         assert_equal "$(row solutions)" "0/0,waived"
         assert_equal "$(row exercises)" "0/0,waived"
