@@ -20,15 +20,13 @@ predicted() {
 print([p['value'] for p in d['predictions'] if p['variant'] == '$2' and p['metric'] == '$3'][0])"
 }
 
-# pageable_floor FILE: the no-overlap model n(h+k+d) with each pageable copy
-# at the p5 of its samples instead of the median.
-pageable_floor() {
+# pageable_copies FILE: n(h+d) with each pageable copy at the p5 of its
+# samples: the copies alone, one after another.
+pageable_copies() {
     python3 -c "import json; d = json.load(open('$1'))
 m = {x['variant']: x for x in d['measurements'] if x['metric'] == 'time'}
-p = [x for x in d['predictions'] if x['variant'] == 'pageable' and x['metric'] == 'time'][0]['value']
-h, dn = m['pageable H2D'], m['pageable D2H']
 n = d['parameters']['batches']['value']
-print(p - n * (h['value'] - h['stats']['p5'] + dn['value'] - dn['stats']['p5']))"
+print(n * (m['pageable H2D']['stats']['p5'] + m['pageable D2H']['stats']['p5']))"
 }
 
 # The effect is asserted at the default size the lab is designed for: --quick's
@@ -107,7 +105,7 @@ print(p - n * (h['value'] - h['stats']['p5'] + dn['value'] - dn['stats']['p5']))
     ok "$many >= 1.25 * $two" "the best 3-4 stream variant ${many}x is not well past the double buffer's ${two}x"
 }
 
-@test "from pageable memory the overlap vanishes" {
+@test "from pageable memory the copies take turns on the host, and the double buffer's gain is lost" {
     for run_no in $(runs); do
         echo "# run $run_no of $REPEATS"
         # the stage model is asked of, not the verdict: exit 4 is allowed here
@@ -115,16 +113,22 @@ print(p - n * (h['value'] - h['stats']['p5'] + dn['value'] - dn['stats']['p5']))
         f="$BATS_TEST_TMPDIR/r.json"
         measured=$(report value "$f" pageable time)
         model=$(predicted "$f" pageable time)
-        # The model is no overlap at all: n(h+k+d) from the medians of five
-        # pageable copies timed apart from the run; host memcpy moves by 30%
-        # within seconds (5-10 GB/s in make stress's probes), so the bound
-        # takes the copies' own p5 instead (the quickest the lab saw them):
-        # a run that overlapped would come in near n*max(h,k,d), far below.
-        low=$(pageable_floor "$f")
-        ok "$measured >= 0.85 * $low" "pageable $measured ms, faster than no overlap ($model ms; $low ms at the copies' p5)"
+        # The lab's model is no overlap at all, n(h+k+d); a run comes in
+        # below it when kernels run while the host stages the next copy (an
+        # H2D from pageable memory returns once its data is staged): 0.75 of
+        # it on an H100 (2026-11-23, 12.3 against 16.4 ms). What cannot
+        # overlap is the copies themselves: the one host thread stages each
+        # in turn, so the run takes at least n(h+d), taken here at the
+        # copies' p5 (host memcpy moves 5-10 GB/s within seconds), within
+        # 10%. A run from pinned buffers would take about n max(h,k,d), far
+        # below.
+        low=$(pageable_copies "$f")
+        ok "$measured >= 0.9 * $low" "pageable $measured ms, faster than its copies one after another ($low ms at their p5; no-overlap model $model ms)"
         paged=$(report value "$f" pageable speedup)
         pinned=$(report value "$f" "double buffered" speedup)
-        ok "$paged < $pinned" "pageable ${paged}x is not slower than the pinned double buffer ${pinned}x"
+        # pageable copies 4-5x slower than pinned ones (lab02) leave the
+        # double buffer under half its pinned speedup at any kernel ratio
+        ok "$paged < 0.5 * $pinned" "pageable ${paged}x is not under half the pinned double buffer's ${pinned}x"
     done
 }
 
