@@ -268,15 +268,15 @@ PY
     run grade --submissions "$CLASS" --only ex04 --no-memcheck --gpus 2 --out "$BATS_TEST_TMPDIR/out" \
         --solutions "$BATS_TEST_TMPDIR/solutions" --fake-harness 'sleep 0.1
 [ "$CUDA_VISIBLE_DEVICES" = 0 ] && e=0.95 || e=0.5
-tests/fixtures/grading/fake-harness.sh "\"mismatches\": 0, \"speedup\": 1.9, \"efficiency\": $e"'
+tests/fixtures/grading/fake-harness.sh "\"mismatches\": 0, \"speedup\": 1.9, \"efficiency\": $e, \"level2_mismatches\": 0, \"level2_efficiency\": 0.95"'
     assert_success
     for k in 0 1; do
         run from_json "$BATS_TEST_TMPDIR/out/_reference/w$k/outcomes/ex04.json" "d['gpu'], d['measure']['metrics']['efficiency']"
         assert_output "$k $([ $k = 0 ] && echo 0.95 || echo 0.5)"
     done
-    for name in ann bob carol dan; do
+    for name in ann bob carol dan; do   # both levels (level two's numbers the same on both GPUs)
         run row "$name" ex04
-        assert_output --regexp "^10/10,passed,"
+        assert_output --regexp "^16/16,passed,"
     done
     run grade --rescore "$BATS_TEST_TMPDIR/out" --out "$BATS_TEST_TMPDIR/again"
     run cut -d, -f1-5 "$BATS_TEST_TMPDIR/again/grades.csv"
