@@ -7,8 +7,6 @@ the layers on half the SMs or on every one (NCCL's kernels need SMs too),
 and a slow link (a communicator of maxCTAs blocks) against the full one."""
 import re
 
-from matplotlib.ticker import FixedLocator, NullLocator
-
 import style
 from data import DataError
 
@@ -88,10 +86,7 @@ def draw_sweep(ax, report, points):
     ax.text(default, 0.02, f" --bucket-mib {default:g}\n (DDP's bucket_cap_mb)",
             transform=ax.get_xaxis_transform(), fontsize=9, color="#555555",
             ha="left", va="bottom")
-    ax.set_xscale("log", base=2)
-    ax.xaxis.set_major_locator(FixedLocator(sizes))
-    ax.xaxis.set_minor_locator(NullLocator())
-    ax.set_xticklabels([f"{s:g}" for s in sizes])
+    style.swept_axis(ax, sizes, lambda s: f"{s:g}")
     ax.set_xlabel("bucket size (MiB, log scale)")
     ax.set_ylabel("overlapped speedup over serial (x)")
     ax.set_ylim(0, max(max(high), max(p for _, _, p in points)) * 1.18)
