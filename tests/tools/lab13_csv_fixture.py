@@ -114,7 +114,8 @@ def main(argv):
             row(variant, metric, number(m["value"]), unit)
             continue
         s = dict(m["stats"])
-        if predictions and (predictions[0]["variant"], predictions[0]["metric"]) == (variant, metric):
+        first = predictions[0] if predictions else {}
+        if (first.get("variant"), first.get("metric")) == (variant, metric):
             p = predictions.pop(0)  # a report_compare(): the prediction first
             row(variant, "predicted_" + metric, number(p["value"]), unit)
             row(variant, "model_" + metric, p["model"], "text")
