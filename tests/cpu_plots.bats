@@ -375,6 +375,17 @@ lab05: waived (exit 3): lab05: cannot run here: pretend"
     assert_output --partial "1 run(s) FAILED"
 }
 
+@test "make results runs every lab with NVLink multicast off (NCCL_NVLS_ENABLE=0), whatever the caller set" {
+    mkdir -p "$BATS_TEST_TMPDIR/bin"
+    printf '#!/bin/sh\necho "NCCL_NVLS_ENABLE=$NCCL_NVLS_ENABLE" >&2\nexit 3\n' >"$BATS_TEST_TMPDIR/bin/lab13"
+    chmod +x "$BATS_TEST_TMPDIR/bin/lab13"
+    NCCL_NVLS_ENABLE=1 run env RESULTS_ROOT="$BATS_TEST_TMPDIR/results" BINDIR="$BATS_TEST_TMPDIR/bin" \
+        "$ROOT/plots/results.sh" lab13
+    assert_failure 3
+    assert_output --partial "lab13   "
+    assert_output --partial "waived (exit 3): NCCL_NVLS_ENABLE=0"
+}
+
 @test "make results RUNS=2 keeps every run and writes the spread of each lab's key number" {
     fake_labs
     RUNS=2 run results
