@@ -181,14 +181,11 @@ drawn() {
     drawn buckets "(5 bucket sizes, best 25 MiB 1.38x (model 1.50x);"
 }
 
-@test "lab13's figure is skipped with a note where lab13 was waived (one GPU), an error for a report without the sweep" {
+@test "lab13's figure drawn alone: an error saying why where lab13 was waived, or where its report has no sweep" {
+    # (make plots, drawing all, skips it with that line: the make results test below)
     mkdir "$BATS_TEST_TMPDIR/res"
     sed 's/^lab13: ok$/lab13: waived (exit 3): lab13: cannot run here: cannot show the overlap here: needs 2 GPUs (this machine shows 1; every sum and event wait was checked on one rank)/' \
         "$H200X2/meta" >"$BATS_TEST_TMPDIR/res/meta"
-    run plot all "$BATS_TEST_TMPDIR/res"
-    assert_success
-    assert_output --partial "skipped figure 9: lab13 speedup vs bucket size, and what decides the overlap: lab13: waived (exit 3): lab13: cannot run here: cannot show the overlap here: needs 2 GPUs"
-    # drawn alone, the same figure is an error that says why
     run --separate-stderr plot buckets "$BATS_TEST_TMPDIR/res"
     assert_failure 1
     assert_equal "$stderr" "plot.py: figure 9: lab13 speedup vs bucket size, and what decides the overlap: $BATS_TEST_TMPDIR/res/lab13.csv: missing: lab13 was waived (exit 3): lab13: cannot run here: cannot show the overlap here: needs 2 GPUs (this machine shows 1; every sum and event wait was checked on one rank)"
@@ -375,15 +372,35 @@ lab05: waived (exit 3): lab05: cannot run here: pretend"
     assert_output --partial "1 run(s) FAILED"
 }
 
-@test "make results runs every lab with NVLink multicast off (NCCL_NVLS_ENABLE=0), whatever the caller set" {
-    mkdir -p "$BATS_TEST_TMPDIR/bin"
-    printf '#!/bin/sh\necho "NCCL_NVLS_ENABLE=$NCCL_NVLS_ENABLE" >&2\nexit 3\n' >"$BATS_TEST_TMPDIR/bin/lab13"
+@test "make results and lab13: NVLink multicast off; one GPU waived and figure 9 skipped with its line, two GPUs drawn" {
+    fake_labs
+    # a stand-in lab13: the two-H200 report with GPUS=2, else the one-GPU exit 3;
+    # exit 1 if make results left NVLink multicast on
+    cat >"$BATS_TEST_TMPDIR/bin/lab13" <<EOF
+#!/bin/sh
+[ "\$NCCL_NVLS_ENABLE" = 0 ] || { echo "lab13: NCCL_NVLS_ENABLE=\$NCCL_NVLS_ENABLE" >&2; exit 1; }
+[ "\${GPUS:-1}" = 2 ] && exec cat "$H200X2/lab13.csv"
+echo "lab13: cannot run here: cannot show the overlap here: needs 2 GPUs (this machine shows 1)" >&2
+exit 3
+EOF
     chmod +x "$BATS_TEST_TMPDIR/bin/lab13"
-    NCCL_NVLS_ENABLE=1 run env RESULTS_ROOT="$BATS_TEST_TMPDIR/results" BINDIR="$BATS_TEST_TMPDIR/bin" \
-        "$ROOT/plots/results.sh" lab13
-    assert_failure 3
-    assert_output --partial "lab13   "
-    assert_output --partial "waived (exit 3): NCCL_NVLS_ENABLE=0"
+    lab02_and_lab13() {
+        RESULTS_ROOT="$BATS_TEST_TMPDIR/results" BINDIR="$BATS_TEST_TMPDIR/bin" NCCL_NVLS_ENABLE=1 \
+            "$ROOT/plots/results.sh" lab02 lab13
+    }
+    run lab02_and_lab13
+    assert_success
+    assert_output --partial "waived (exit 3): lab13: cannot run here: cannot show the overlap here: needs 2 GPUs"
+    folder=$(echo "$BATS_TEST_TMPDIR"/results/*/)
+    run plot all "$folder"
+    assert_success
+    assert_output --partial "skipped figure 9: lab13 speedup vs bucket size, and what decides the overlap: lab13: waived (exit 3): lab13: cannot run here: cannot show the overlap here: needs 2 GPUs"
+    rm -r "$BATS_TEST_TMPDIR/results"
+    GPUS=2 run lab02_and_lab13
+    assert_success
+    run plot all "$(echo "$BATS_TEST_TMPDIR"/results/*/)"
+    assert_success
+    assert_output --partial "9-lab13-buckets.png (6 bucket sizes, best 64 MiB 1.39x"
 }
 
 @test "make results RUNS=2 keeps every run and writes the spread of each lab's key number" {
