@@ -14,6 +14,9 @@ NAME = "9-lab13-buckets.png"
 # the sweep's variants, matched whole: part 4's "every SM held, bucket 25 MiB" is not one
 BUCKET = re.compile(r"bucket ([0-9.]+) MiB")
 WIDTH = 0.38
+# a number on white, so that a line passing behind it (the 1x line, the model's)
+# does not cross it out
+ON_WHITE = {"boxstyle": "square,pad=0.1", "fc": "white", "ec": "none"}
 
 
 def sweep(report):
@@ -70,13 +73,11 @@ def draw_sweep(ax, report, points):
     ax.plot(sizes, median, "-", marker="o", color=style.MEASURED, linewidth=1.8,
             markersize=7, label="measured (median)")
     for mib, (m, lo, hi), p in points:
-        # above the point, unless the model's is clearly there: then below it; on
-        # white, so that a line passing behind does not cross the number out
+        # above the point, unless the model's is clearly there: then below it
         below = p > hi * 1.02
         ax.annotate(f"{m:.2f}x", (mib, lo if below else hi), xytext=(0, -9 if below else 6),
                     textcoords="offset points", ha="center", va="top" if below else "bottom",
-                    fontsize=9.5, color=style.MEASURED,
-                    bbox={"boxstyle": "square,pad=0.1", "fc": "white", "ec": "none"})
+                    fontsize=9.5, color=style.MEASURED, bbox=ON_WHITE)
     if one in sizes:
         m = median[sizes.index(one)]
         ax.annotate("one bucket:\nthe serial all-reduce,\nissued last", (one, m),
@@ -105,8 +106,8 @@ def draw_part4(ax, groups, bucket_mib):
                         ecolor="black", capsize=3, zorder=4)
             ax.bar(x + WIDTH / 2, p, WIDTH, color="white", edgecolor=style.PREDICTED,
                    hatch="///", linewidth=1.2, zorder=3, label="model" if x == 0 else "_")
-            ax.annotate(f"{m:.2f}x", (x - WIDTH / 2, hi), xytext=(0, 2),
-                        textcoords="offset points", ha="center", fontsize=9.5)
+            ax.annotate(f"{m:.2f}x", (x - WIDTH / 2, hi), xytext=(0, 4), bbox=ON_WHITE,
+                        textcoords="offset points", ha="center", fontsize=9.5, zorder=5)
             ax.annotate(f"{p:.2f}x", (x + WIDTH / 2, p), xytext=(0, 2),
                         textcoords="offset points", ha="center", fontsize=9.5,
                         color="#555555")
