@@ -2,8 +2,6 @@
 per ratio, lab04-ratio-R.csv), the pipeline's speedup as the kernel's share
 of the work grows: measured points on the model's curve, for the double
 buffer (2 streams) and 4 streams with chunked batches."""
-from matplotlib.ticker import FixedLocator, NullLocator
-
 import style
 from data import DataError
 
@@ -40,10 +38,7 @@ def draw(results, out):
     ax.axvline(1, color=style.PREDICTED, linestyle=":", linewidth=1)
     ax.text(1, 0.02, "balanced: kernel = copy ", color="#555555", fontsize=9,
             transform=ax.get_xaxis_transform(), ha="right", va="bottom")
-    ax.set_xscale("log", base=2)
-    ax.xaxis.set_major_locator(FixedLocator(ratios))
-    ax.xaxis.set_minor_locator(NullLocator())
-    ax.set_xticklabels([f"{r:.2g}" for r in ratios])
+    style.swept_axis(ax, ratios, lambda r: f"{r:.2g}")
     ax.set_xlabel("kernel time / H2D time per batch (measured, log scale)")
     ax.set_ylabel("speedup over the serial run (x)")
     ax.set_ylim(bottom=0)

@@ -5,7 +5,8 @@
   python3 plots/plot.py page [FOLDER] [--out DIR]    index.html alone: the folder on one page
   python3 plots/plot.py FIGURE [FOLDER] [--out DIR]  one of: speedups, bandwidth,
                                                      sweep, timeline, latency,
-                                                     queues, pipeline, loaders
+                                                     queues, pipeline, loaders,
+                                                     buckets
   python3 plots/plot.py spread [FOLDER]              each lab's key number over
                                                      RUNS=N runs: a table and spread.csv
 
@@ -35,6 +36,7 @@ FIGURES = {
     "queues": ("fig_lab07", "6: lab07 kernel pairs depth-first above breadth-first"),
     "pipeline": ("fig_lab08", "7: lab08 host-chained above event-chained"),
     "loaders": ("fig_lab11", "8: lab11 serial loader above 4 producers"),
+    "buckets": ("fig_lab13", "9: lab13 speedup vs bucket size, and what decides the overlap"),
 }
 
 
@@ -105,7 +107,8 @@ def draw(results, names, out, variant):
 # reads several labs and leaves out a missing one by itself.
 READS = {"speedups": "", "bandwidth": "lab02", "sweep": "lab04",
          "timeline": "lab04-trace", "latency": "lab05", "queues": "lab07-trace",
-         "pipeline": "lab08-trace", "loaders": "lab11-trace"}
+         "pipeline": "lab08-trace", "loaders": "lab11-trace",
+         "buckets": "lab13"}
 
 
 def page(results, out):

@@ -6,7 +6,8 @@
 #
 # Each program runs with --csv; lab04 also runs once per kernel ratio of the
 # sweep (figure 3); lab04, lab07, lab08 and lab11 run once more with --quick
-# --trace for their timelines (figures 4, 6, 7 and 8).
+# --trace for their timelines (figures 4, 6, 7 and 8). lab13's report is
+# figure 9; on one GPU it is waived (exit 3).
 # Everything goes into results/<gpu-name>-<date>/ (a second folder of the
 # same day gets -2, -3):
 #   labNN.csv            the report (labNN.run2.csv ... with RUNS > 1)
@@ -50,6 +51,10 @@ if [ -n "${GPU_PROBE:-}" ]; then
     # Only its "cannot run here" stops us: anything else, the labs will name.
     [ $? -ne 3 ] || cannot_run "${why#*cannot run here: }; nothing was run or recorded"
 fi
+
+# NVLink multicast (NVLS) can take a shared host's GPUs out of service: lab13
+# turns it off before its first NCCL call, and every run here inherits it off.
+export NCCL_NVLS_ENABLE=0
 
 mkdir -p "$root" || die "cannot create $root/"
 stage=$(mktemp -d "$root/.partial-XXXXXX") || die "cannot write in $root/"

@@ -11,6 +11,7 @@ import matplotlib
 
 matplotlib.use("Agg")  # no display: draw straight into PNG files
 import matplotlib.pyplot as plt  # noqa: E402 (after choosing the backend)
+from matplotlib.ticker import FixedLocator, NullLocator  # noqa: E402
 
 TRAP = "#D55E00"        # vermillion: the slow way (pageable, same priority)
 FIX = "#0072B2"         # blue: the fix (pinned, high priority)
@@ -70,6 +71,15 @@ def save(fig, folder, name):
     fig.savefig(path)
     plt.close(fig)
     return path
+
+
+def swept_axis(ax, values, label):
+    """A log-2 x axis ticked at the swept values alone, each written label(v):
+    a sweep's points, not powers of ten, are what a reader looks up."""
+    ax.set_xscale("log", base=2)
+    ax.xaxis.set_major_locator(FixedLocator(values))
+    ax.xaxis.set_minor_locator(NullLocator())
+    ax.set_xticklabels([label(v) for v in values])
 
 
 def bytes_label(n):

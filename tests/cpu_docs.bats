@@ -70,3 +70,22 @@ check_changed() {
     assert_failure
     refute_output
 }
+
+@test "every figure README and the handouts show is a PNG in the repository" {
+    # ![alt](path): the path from the Markdown file's folder
+    run python3 - README.md labs/lab*/README.md <<'PY'
+import os, re, sys
+shown, bad = 0, 0
+for md in sys.argv[1:]:
+    for path in re.findall(r"!\[[^\]]*\]\(([^)\s]+)\)", open(md).read()):
+        shown += 1
+        target = os.path.normpath(os.path.join(os.path.dirname(md), path))
+        if not os.path.isfile(target) or open(target, "rb").read(8) != b"\x89PNG\r\n\x1a\n":
+            print(f"{md}: {path} is not a PNG in the repository")
+            bad += 1
+print(f"{shown} figures shown")
+sys.exit(1 if bad else 0)
+PY
+    assert_success
+    assert_output --regexp "^[0-9]+ figures shown$"
+}

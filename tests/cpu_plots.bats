@@ -11,6 +11,9 @@ H100="$ROOT/docs/results/h100"
 # older than these labs' spans, with the spans added (tests/tools/trace_fixture.py)
 TRACES="lab07-trace.json lab08-trace.json lab11-trace.json"
 FIGURES="1-speedups.png 2-lab02-bandwidth.png 3-lab04-sweep.png 4-lab04-timeline.png 5-lab05-latency.png 6-lab07-queues.png 7-lab08-pipeline.png 8-lab11-loaders.png"
+# lab13 needs two GPUs: its figure (9) is drawn from a results folder of its
+# own, lab13's --quick run on two H200s (tests/tools/lab13_csv_fixture.py)
+H200X2="$ROOT/tests/fixtures/h200x2-lab13"
 
 setup_file() {
     PYTHON=$("$BATS_TEST_DIRNAME/../plots/python.sh") || return 1
@@ -45,6 +48,8 @@ PY
     assert_success
     # the line every figure's title carries: GPU, driver, CUDA, date (the meta file)
     assert_output --partial "plots of $BATS_TEST_TMPDIR/res (NVIDIA H100 80GB HBM3, driver 580.159.04, CUDA driver API 13.0, toolkit 13.0, 2026-11-22)"
+    # the reference set predates lab13 (figure 9: its own test below)
+    assert_output --partial "skipped figure 9: lab13 speedup vs bucket size, and what decides the overlap: lab13: not run by the make results that wrote this folder"
     for f in $FIGURES; do
         run png_size "$BATS_TEST_TMPDIR/out/$f"
         assert_success
@@ -148,6 +153,47 @@ drawn() {
     # without the report the figure is still drawn, and says it has no model
     rm "$BATS_TEST_TMPDIR/res/lab11-trace.txt"
     drawn loaders "serial no model: no lab11-trace.txt"
+}
+
+@test "lab13's figure: the bucket sweep's U and part 4 beside their model, from the two-H200 run" {
+    # the fixture is what the converter makes of the recorded JSON report, unedited
+    run "$PYTHON" "$ROOT/tests/tools/lab13_csv_fixture.py" "$ROOT/tests/fixtures/h200x2-lab13-quick.json"
+    assert_success
+    assert_equal "$output" "$(cat "$H200X2/lab13.csv")"
+    run plot all "$H200X2" --out "$BATS_TEST_TMPDIR/out"
+    assert_success
+    assert_output --partial "plots of $H200X2 (NVIDIA H200, driver 580.159.04, CUDA driver API 13.0, toolkit 13.0, 2026-11-23)"
+    # the run's numbers (its JSON, the handout's --quick line): the best bucket
+    # in the middle of the sweep, one bucket 1x; every SM loses the overlap, the
+    # slow link keeps it; 0.5, 2, 8, 25, 64 MiB and one bucket of 256
+    assert_output --partial "9-lab13-buckets.png (6 bucket sizes, best 64 MiB 1.39x (model 1.43x); half the SMs 1.38x, every SM 1.06x, maxCTAs 1 1.32x, full link 1.03x)"
+    run png_size "$BATS_TEST_TMPDIR/out/9-lab13-buckets.png"
+    assert_success
+    read -r width height <<<"$output"
+    ((width >= 1000 && width <= 3000 && height >= 600 && height <= 2000)) ||
+        fail "9-lab13-buckets.png is $width x $height pixels"
+    grep -q 'src="9-lab13-buckets.png"' "$BATS_TEST_TMPDIR/out/index.html" ||
+        fail "the results page does not show figure 9 in lab13's section"
+    # the sweep read from the rows, not from a list: without the 64 MiB bucket
+    # the best is 25 MiB
+    mkdir "$BATS_TEST_TMPDIR/res" && cp "$H200X2/meta" "$BATS_TEST_TMPDIR/res/"
+    grep -v ',bucket 64 MiB,' "$H200X2/lab13.csv" >"$BATS_TEST_TMPDIR/res/lab13.csv"
+    drawn buckets "(5 bucket sizes, best 25 MiB 1.38x (model 1.50x);"
+}
+
+@test "lab13's figure drawn alone: an error saying why where lab13 was waived, or where its report has no sweep" {
+    # (make plots, drawing all, skips it with that line: the make results test below)
+    mkdir "$BATS_TEST_TMPDIR/res"
+    sed 's/^lab13: ok$/lab13: waived (exit 3): lab13: cannot run here: cannot show the overlap here: needs 2 GPUs (this machine shows 1; every sum and event wait was checked on one rank)/' \
+        "$H200X2/meta" >"$BATS_TEST_TMPDIR/res/meta"
+    run --separate-stderr plot buckets "$BATS_TEST_TMPDIR/res"
+    assert_failure 1
+    assert_equal "$stderr" "plot.py: figure 9: lab13 speedup vs bucket size, and what decides the overlap: $BATS_TEST_TMPDIR/res/lab13.csv: missing: lab13 was waived (exit 3): lab13: cannot run here: cannot show the overlap here: needs 2 GPUs (this machine shows 1; every sum and event wait was checked on one rank)"
+    cp "$H200X2/meta" "$BATS_TEST_TMPDIR/res/meta"
+    grep -v ',bucket [0-9.]* MiB,' "$H200X2/lab13.csv" >"$BATS_TEST_TMPDIR/res/lab13.csv"
+    run --separate-stderr plot buckets "$BATS_TEST_TMPDIR/res"
+    assert_failure 1
+    assert_equal "$stderr" "plot.py: figure 9: lab13 speedup vs bucket size, and what decides the overlap: $BATS_TEST_TMPDIR/res/lab13.csv: fewer than two 'bucket N MiB' speedup rows: not lab13's two-GPU report"
 }
 
 @test "a missing lab07 or lab08 trace says what to run, and is skipped when the lab was waived" {
@@ -324,6 +370,37 @@ lab05: waived (exit 3): lab05: cannot run here: pretend"
     assert_failure 1
     assert_output --partial "[16/16] lab04-trace"  # the rest still ran
     assert_output --partial "1 run(s) FAILED"
+}
+
+@test "make results and lab13: NVLink multicast off; one GPU waived and figure 9 skipped with its line, two GPUs drawn" {
+    fake_labs
+    # a stand-in lab13: the two-H200 report with GPUS=2, else the one-GPU exit 3;
+    # exit 1 if make results left NVLink multicast on
+    cat >"$BATS_TEST_TMPDIR/bin/lab13" <<EOF
+#!/bin/sh
+[ "\$NCCL_NVLS_ENABLE" = 0 ] || { echo "lab13: NCCL_NVLS_ENABLE=\$NCCL_NVLS_ENABLE" >&2; exit 1; }
+[ "\${GPUS:-1}" = 2 ] && exec cat "$H200X2/lab13.csv"
+echo "lab13: cannot run here: cannot show the overlap here: needs 2 GPUs (this machine shows 1)" >&2
+exit 3
+EOF
+    chmod +x "$BATS_TEST_TMPDIR/bin/lab13"
+    lab02_and_lab13() {
+        RESULTS_ROOT="$BATS_TEST_TMPDIR/results" BINDIR="$BATS_TEST_TMPDIR/bin" NCCL_NVLS_ENABLE=1 \
+            "$ROOT/plots/results.sh" lab02 lab13
+    }
+    run lab02_and_lab13
+    assert_success
+    assert_output --partial "waived (exit 3): lab13: cannot run here: cannot show the overlap here: needs 2 GPUs"
+    folder=$(echo "$BATS_TEST_TMPDIR"/results/*/)
+    run plot all "$folder"
+    assert_success
+    assert_output --partial "skipped figure 9: lab13 speedup vs bucket size, and what decides the overlap: lab13: waived (exit 3): lab13: cannot run here: cannot show the overlap here: needs 2 GPUs"
+    rm -r "$BATS_TEST_TMPDIR/results"
+    GPUS=2 run lab02_and_lab13
+    assert_success
+    run plot all "$(echo "$BATS_TEST_TMPDIR"/results/*/)"
+    assert_success
+    assert_output --partial "9-lab13-buckets.png (6 bucket sizes, best 64 MiB 1.39x"
 }
 
 @test "make results RUNS=2 keeps every run and writes the spread of each lab's key number" {
