@@ -26,8 +26,20 @@
  *   - lab06 issued an event handoff in 0.048 ms, and a host-side wait in
  *     10.06 ms, against a 10 ms stage (docs/results/h100/lab06.csv).
  *
+ * Level two (graded apart, below issue_pipeline): the same stages over 6
+ * items through a ring of 2 slots, each slot reused by one item after
+ * another, and in a quarter of the runs each the producer or the consumer
+ * 4 to 8 times slower than the other. The target: zero wrong results and
+ * every slot, by the GPU's clock, read after it was written and overwritten
+ * only after it was read, in every run; and a host that never blocks (the
+ * first stage 1 still running when issue_ring() returns, in every timed
+ * run). Expected numbers on an H100: TO BE MEASURED (the reference
+ * solution's issue time and issue fraction; its results are right in every
+ * run by design).
+ *
  * Build and run:   make ex06 && ./ex06   (--quick: 5 timed runs; --reps 500: 500)
- * As given it gets every result wrong, says which TODO to complete, and exits 1.
+ * As given it gets every result of both levels wrong, says which TODO to
+ * complete, and exits 1.
  * Stuck? lab06's handout has hints, from gentle to explicit, under "Stuck?".
  */
 #include "ex06.h"
@@ -50,4 +62,33 @@ void issue_pipeline(const handoff *h)
      * asks whether stage 1 is still running when it returns. */
 
     h->stage2(); /* stream consume: d_out = f(d_mid), then back to the host */
+}
+
+/* ---- Level two: a ring of two buffers (graded apart) ----
+ * The same two stages over LEVEL2_ITEMS items, now through a ring of
+ * LEVEL2_RING device slots: item i's stage 1 writes slot i % LEVEL2_RING,
+ * and its stage 2 reads it, so every slot carries one item after another.
+ * Each stage sits through a slow step before it touches its slot; the
+ * program makes either one several times slower than the other in some runs,
+ * at random. The target: every item's result right in every run, however
+ * the two stages' speeds compare, and the host never waiting. */
+
+void issue_ring(const ring_job *job)
+{
+    for (int i = 0; i < job->items; i++) {
+        /* TODO(student): the goal: every item's result right, whichever
+         * stage is the slow one, with the two streams running side by side.
+         * The contract: each item's stage 1 and stage 2 issued once; you
+         * have job->produce, job->consume and job->event[] (LEVEL2_EVENTS
+         * events, without timing, for whatever you need); no host-side wait
+         * of any kind, and no delay of your own.
+         * How it is measured: every item's result checked on the GPU; by
+         * the GPU's clock, every slot read only after its item was written
+         * and overwritten only after that read had finished; and whether
+         * the first stage 1 is still running when this returns.
+         * Ask: which operations of different items touch the same slot, and
+         * in which order must each pair of them run? */
+        job->stage1(i); /* stream produce: upload, slow step, writes slot i % LEVEL2_RING */
+        job->stage2(i); /* stream consume: slow step, reads slot i % LEVEL2_RING */
+    }
 }

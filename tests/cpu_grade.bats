@@ -22,28 +22,30 @@ fake() {
     grade --submission exercises --no-reference --out "$BATS_TEST_TMPDIR/out" "$@"
 }
 
-@test "recorded runs score as the rubrics say: the solutions 66, the skeletons 14, partial work 46, broken work 0" {
+@test "recorded runs score as the rubrics say: the solutions 72, the skeletons 14, partial work 48, broken work 0" {
     run rescore
     assert_success
-    assert_output --partial "solutions: 66/66 points"
-    assert_output --partial "exercises: 14/66 points"
-    assert_output --partial "alice: 46/66 points"
-    assert_output --partial "broken: 0/66 points"
+    assert_output --partial "solutions: 72/72 points"
+    assert_output --partial "exercises: 14/72 points"
+    assert_output --partial "alice: 48/72 points"
+    assert_output --partial "broken: 0/72 points"
 }
 
 @test "grades.csv has the gradebook's six columns, then the second level's two, and one row per student and exercise" {
     rescore >/dev/null
     run head -1 "$BATS_TEST_TMPDIR/out/grades.csv"
     assert_output "student,exercise,points,max_points,status,reason,level2_points,level2_max"
-    # only ex04's rubric has a second level: the other rows leave its columns empty
+    # only ex04's and ex06's rubrics have a second level: the other rows leave its columns empty
     run grep -c ',,$' "$BATS_TEST_TMPDIR/out/grades.csv"
-    assert_output "20"
+    assert_output "16"
     run python3 -c "import csv; print(len(list(csv.DictReader(open('$BATS_TEST_TMPDIR/out/grades.csv')))))"
     assert_output "24"
     run row solutions ex04
     assert_output "16/16,passed,full marks [checked under compute-sanitizer memcheck]"
     run grep "^exercises,ex04," "$BATS_TEST_TMPDIR/out/grades.csv"
     assert_output --regexp ",2,6$"
+    run grep "^exercises,ex06," "$BATS_TEST_TMPDIR/out/grades.csv"
+    assert_output --regexp ",0,6$"
 }
 
 @test "the untouched exercises earn their correctness points and nothing for the concept" {
@@ -57,7 +59,8 @@ fake() {
     assert_output --partial "level2_efficient: level2_efficiency 0.411, needs >= 0.9"
     # the race: wrong results, so the concept criteria are not scored at all
     run row exercises ex06
-    assert_output --partial "1/10,partial,results_correct: mismatches 22020096, needs <= 0"
+    assert_output --partial "1/16,partial,results_correct: mismatches 22020096, needs <= 0"
+    assert_output --partial "level2_results_correct: level2_runs_wrong 21, needs <= 0"
     assert_output --partial "the concept criteria were not scored"
 }
 
@@ -72,7 +75,7 @@ fake() {
     run row broken ex05
     assert_output "0/10,crashed,crashed: killed by SIGSEGV"
     run row broken ex06
-    assert_output --partial "0/10,error,stopped with exit 1: CUDA error at ex06_stream_races.cu:81"
+    assert_output --partial "0/16,error,stopped with exit 1: CUDA error at ex06_stream_races.cu:81"
 }
 
 @test "memcheck errors fail the correctness criteria, and the reason says so" {
@@ -80,7 +83,7 @@ fake() {
     run row broken ex03
     assert_output --partial "0/10,failed,launches_logged: compute-sanitizer memcheck found 3 errors: Invalid __global__ write of size 8 bytes"
     run row alice ex06
-    assert_output --partial "3/10,partial,stays_in_bounds: guard_words_changed 256, needs <= 0 [memcheck not available]"
+    assert_output --partial "5/16,partial,stays_in_bounds: guard_words_changed 256, needs <= 0 [memcheck not available]"
 }
 
 @test "a criterion relative to the solution uses the solution's number from the same run, else the model's" {
@@ -145,15 +148,15 @@ False"
     rescore >/dev/null
     run python3 tests/fixtures/grading/check_outputs.py junit "$BATS_TEST_TMPDIR/out/junit.xml"
     assert_success
-    assert_output "alice: 20 tests, 7 failures
-broken: 20 tests, 20 failures
-exercises: 20 tests, 13 failures
-solutions: 20 tests, 0 failures"
+    assert_output "alice: 23 tests, 9 failures
+broken: 23 tests, 23 failures
+exercises: 23 tests, 16 failures
+solutions: 23 tests, 0 failures"
 }
 
 @test "--format gradescope writes each student's results.json with Gradescope's fields" {
     rescore --format gradescope >/dev/null
-    for s in solutions:66/66 exercises:14/66 alice:46/66 broken:0/66; do
+    for s in solutions:72/72 exercises:14/72 alice:48/72 broken:0/72; do
         run python3 tests/fixtures/grading/check_outputs.py gradescope "$BATS_TEST_TMPDIR/out/${s%%:*}/results.json"
         assert_success
         assert_output --regexp "^${s#*:} "
@@ -308,7 +311,7 @@ PY
     PATH="$RECORDED:$PATH" fake --only ex06 --fake-harness "tests/fixtures/grading/fake-harness.sh \
 '\"mismatches\": 0, \"guard_words_changed\": 0, \"issue_fraction\": 0.01, \"producer_idle_runs\": 0'" >/dev/null
     run row exercises ex06
-    assert_output --partial "0/10,failed,results_correct: compute-sanitizer memcheck found 256 errors: Invalid __global__ write of size 4 bytes"
+    assert_output --partial "0/16,failed,results_correct: compute-sanitizer memcheck found 256 errors: Invalid __global__ write of size 4 bytes"
     run cat "$BATS_TEST_TMPDIR/out/outcomes/ex06.json"
     assert_output --partial '"ran": true'
     # memcheck stops the kernel at the bad access, and the CUDA error ends the pass:
@@ -317,7 +320,7 @@ PY
 { echo "ex06: CUDA error at x.cu:9: unspecified launch failure" >&2; exit 1; }
 tests/fixtures/grading/fake-harness.sh "\"mismatches\": 0"' >/dev/null
     run row exercises ex06
-    assert_output "0/10,failed,check pass: compute-sanitizer memcheck found 256 errors: Invalid __global__ write of size 4 bytes (then: stopped with exit 1: CUDA error at x.cu:9: unspecified launch failure)"
+    assert_output "0/16,failed,check pass: compute-sanitizer memcheck found 256 errors: Invalid __global__ write of size 4 bytes (then: stopped with exit 1: CUDA error at x.cu:9: unspecified launch failure)"
 }
 
 @test "grade-all grades each student's folder into one CSV, and a class folder that is not one is a usage error" {

@@ -58,7 +58,7 @@ metric() {
     [ "$(cat "$ALL.rc")" = 0 ] || fail "grade.py exited $(cat "$ALL.rc"): $(tail -5 "$ALL.txt")"
     run python3 tests/fixtures/grading/check_outputs.py junit "$ALL/junit.xml"
     assert_success
-    assert_line "solutions: 41 tests, 0 failures"
+    assert_line "solutions: 44 tests, 0 failures"
     for s in solutions exercises fake-output over-synchronised racy hanging out-of-bounds build-error level1-only; do
         python3 tests/fixtures/grading/check_outputs.py gradescope "$ALL/$s/results.json" >/dev/null ||
             fail "$s/results.json is not valid"
@@ -79,7 +79,7 @@ solutions ex02 10/10,passed
 solutions ex03 10/10,passed
 solutions ex04 16/16,passed
 solutions ex05 10/10,passed
-solutions ex06 10/10,passed
+solutions ex06 16/16,passed
 solutions ex07 10/10,passed
 solutions ex08 10/10,passed
 solutions ex09 10/10,passed
@@ -91,7 +91,7 @@ exercises ex02 2/10,partial
 exercises ex03 2/10,partial
 exercises ex04 5/16,partial
 exercises ex05 2/10,partial
-exercises ex06 1/10,partial
+exercises ex06 1/16,partial
 exercises ex07 3/10,partial
 exercises ex08 4/10,partial
 exercises ex09 2/10,partial
@@ -101,11 +101,12 @@ exercises ex12 3/10,partial
 fake-output ex03 2/10,partial
 fake-output ex04 5/16,partial
 over-synchronised ex04 5/16,partial
-over-synchronised ex06 4/10,partial
-racy ex06 1/10,partial
-hanging ex06 0/10,timed_out
+over-synchronised ex06 8/16,partial
+racy ex06 1/16,partial
+hanging ex06 0/16,timed_out
 build-error ex01 0/10,build_error
 level1-only ex04 12/16,partial
+level1-only ex06 10/16,partial
 EOF
     # ex13 needs two GPUs in one worker: grade-all gives each worker one, so it
     # is waived for everyone, in no total (make grade with one student gives
@@ -164,6 +165,10 @@ PY
     python3 -c "import sys; sys.exit(not $output >= 0.8)" || fail "ex07 efficiency $output"
     run metric solutions ex06 producer_idle_runs
     assert_output "0"
+    run metric solutions ex06 level2_producer_idle_runs
+    assert_output "0"
+    run metric solutions ex06 level2_runs_overwritten
+    assert_output "0"
     run grep -c "^note: the reference solution scored" "$ALL.txt"
     assert_output "0"
 }
@@ -183,9 +188,10 @@ PY
     run python3 tests/fixtures/grading/check_outputs.py gradescope "$ALL/exercises/results.json"
     assert_success
     # twelve exercises: their correctness points (2+2+2+3+2+1+3+4+2, ex10 1, ex11 4,
-    # ex12 3, and ex04's level two 2) of 126 (ex04's level two: 6), and 0 for any
-    # concept criterion; ex13, waived (one GPU a worker), in no total
-    assert_output "31/126 0"
+    # ex12 3, and ex04's level two 2; ex06's level two, racing both ways, 0) of 132
+    # (ex04's and ex06's level two: 6 each), and 0 for any concept criterion; ex13,
+    # waived (one GPU a worker), in no total
+    assert_output "31/132 0"
 }
 
 @test "a level-one-only submission keeps level one's points and earns no level-two concept point" {
@@ -197,6 +203,12 @@ PY
     assert_output --regexp ",2,6$"
     run metric level1-only ex04 efficiency
     python3 -c "import sys; sys.exit(not $output >= 0.85)" || fail "level one's efficiency $output"
+    # ex06: level one's 10; level two as handed out races both ways, so not
+    # even its correctness points
+    run row level1-only ex06
+    assert_output --partial "10/16,partial,level2_results_correct: level2_runs_wrong"
+    run grep "^level1-only,ex06," "$ALL/grades.csv"
+    assert_output --regexp ",0,6$"
 }
 
 @test "printed output is never read: ex03's constant misses two random durations, ex04's verdict earns nothing" {
@@ -218,6 +230,10 @@ PY
     run row over-synchronised ex06
     assert_output --partial "host_never_blocks: issue_fraction"
     assert_output --partial "gpu_waits: producer_idle_runs 20, needs <= 0"
+    # level two waits on the host for each slot: safe, and the host blocked
+    assert_output --partial "level2_gpu_waits: level2_producer_idle_runs 20, needs <= 0"
+    run metric over-synchronised ex06 level2_runs_overwritten
+    assert_output "0"
 }
 
 @test "the race left in shows as wrong results in every timed run, and no concept points" {
@@ -231,6 +247,11 @@ PY
     run metric racy ex06 runs_wrong
     assert_success
     (( output >= 20 )) || fail "the race showed in only $output of 21 runs"
+    # its level two waits for each write, never for a read: every run with a
+    # slow consumer overwrites a slot before it was read
+    slow=$(metric racy ex06 level2_slow_consumer_runs)
+    run metric racy ex06 level2_runs_overwritten
+    (( slow >= 5 && output >= slow )) || fail "overwritten in $output runs, $slow with a slow consumer"
 }
 
 @test "a submission that never returns is stopped at the rubric's time limit" {
@@ -247,7 +268,7 @@ PY
     run metric out-of-bounds ex06 guard_words_changed
     assert_output "0"
     run row out-of-bounds ex06
-    assert_output "10/10,passed,full marks [memcheck off]"
+    assert_output "16/16,passed,full marks [memcheck off]"
 }
 
 @test "under compute-sanitizer the solutions keep full marks in under 2 minutes, and memcheck names the write past a buffer" {
@@ -266,6 +287,6 @@ print(runner.find_sanitizer({"NVCC": "nvcc"}) or "")')
     python3 grader/grade.py --submission tests/fixtures/submissions/out-of-bounds --only ex06 \
         --no-reference --out "$BATS_TEST_TMPDIR/oob" >/dev/null 2>&1
     run cat "$BATS_TEST_TMPDIR/oob/grades.csv"
-    assert_output --partial "out-of-bounds,ex06,0,10,"
+    assert_output --partial "out-of-bounds,ex06,0,16,"
     assert_output --partial "compute-sanitizer memcheck found"
 }

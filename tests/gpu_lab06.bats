@@ -93,16 +93,24 @@ print(" ".join(sorted(c["name"] for c in d["checks"] if not c["passed"])))' "$BA
     within_budget 5.0 ./lab06
 }
 
-@test "ex06 as given gets results wrong, names the TODO, exits 1, and shows the points of the bounds check only" {
+@test "ex06 as given gets results wrong at both levels, names the TODOs, exits 1, and shows the points of the bounds check only" {
     run ./ex06 --quick
     assert_failure 1
     assert_output --partial "[FAIL] pipeline_correct"
     assert_output --partial "[FAIL] stage2_after_stage1"
     assert_output --partial "TODO(student) in issue_pipeline()"
+    # level two as given waits in neither direction: a slot read before it
+    # was written in every run (the producer's upload alone puts it behind)
+    assert_output --partial "[FAIL] level2_correct"
+    assert_output --partial "[FAIL] level2_read_after_write"
+    assert_output --partial "TODO(student) in issue_ring()"
     assert_output --partial "What the grader would give"
     assert_output --regexp "\[FAIL\] results_correct +0/3 +mismatches [0-9]+, needs <= 0"
     assert_output --regexp "\[pass\] stays_in_bounds +1/1"
-    assert_output --partial "total: 1 of 10 points for this run"
+    assert_output --regexp "\[FAIL\] level2_results_correct +0/2 +level2_runs_wrong 6, needs <= 0"
+    assert_output --partial "level 1: 1 of 10 points"
+    assert_output --partial "level 2: 0 of 6 points (a second level, graded apart)"
+    assert_output --partial "total: 1 of 16 points for this run"
 }
 
 # Every run is checked (--reps and a warm-up), three words per element: what
@@ -131,7 +139,56 @@ print(" ".join(sorted(c["name"] for c in d["checks"] if not c["passed"])))' "$BA
     done
     run ./sol06 --quick
     assert_success
-    assert_output --partial "total: 10 of 10 points for this run"
+    assert_output --partial "observed: yes level2_producer_busy_on_return"
+    assert_output --partial "total: 16 of 16 points for this run"
+}
+
+# Level two: every run checked, each item's result on the GPU; by the GPU's
+# clock no slot read before it was written or overwritten before it was
+# read, with a quarter of the timed runs each a slow producer and a slow
+# consumer; the first stage 1 still running when issue_ring() returns.
+@test "sol06's ring is right whichever stage is slow, reuses no slot early, and never makes the host wait" {
+    [ -x ./sol06 ] || skip "solutions/ withheld"
+    for run_no in $(runs); do
+        echo "# run $run_no of $REPEATS"
+        ./sol06 --reps 40 --json >"$BATS_TEST_TMPDIR/s.json"
+        f="$BATS_TEST_TMPDIR/s.json"
+        run report json "$f"
+        assert_output "0"
+        run report value "$f" ring mismatches
+        assert_output "0"
+        n=$(report get "$f" parameters.elements.value)
+        run report value "$f" ring checked
+        assert_output "$((41 * 6 * n / 4))"
+        run report value "$f" ring slow_producer_runs
+        assert_output "10"
+        run report value "$f" ring slow_consumer_runs
+        assert_output "10"
+        run report value "$f" ring producer_busy_runs
+        assert_output "40"
+        for c in level2_read_after_write level2_no_overwrite_before_read; do
+            ok "$(from_json "$f" "[c['passed'] for c in d['checks'] if c['name'] == '$c'] == [True]")" \
+                "$c failed: $(from_json "$f" "d['checks']")"
+        done
+    done
+}
+
+# Level one's idea alone at level two (the racy fixture's issue_ring):
+# consume waits for each write, produce never for a read. Right while the
+# consumer keeps up; the runs with a slow consumer (a quarter) catch the
+# overwrite, in the results and on the GPU's clock.
+@test "ex06 catches a ring whose producer never waits for the consumer in the runs with a slow consumer" {
+    make -s BINDIR="$BATS_TEST_TMPDIR/bin" EX_SRCS=tests/fixtures/submissions/racy/ex06_stream_races.cu ex06
+    run -1 bash -c '"$1" --reps 40 --json >"$2"' _ "$BATS_TEST_TMPDIR/bin/ex06" "$BATS_TEST_TMPDIR/r.json"
+    f="$BATS_TEST_TMPDIR/r.json"
+    run report value "$f" ring slow_consumer_runs
+    assert_output "10"
+    ok "$(from_json "$f" "[c['passed'] for c in d['checks'] if c['name'] == 'level2_correct'] == [False]")" \
+        "no wrong result without the reverse wait: $(from_json "$f" "d['checks']")"
+    ok "$(from_json "$f" "[c['passed'] for c in d['checks'] if c['name'] == 'level2_no_overwrite_before_read'] == [False]")" \
+        "the GPU's clock did not show a slot overwritten early: $(from_json "$f" "d['checks']")"
+    ok "$(from_json "$f" "[c['passed'] for c in d['checks'] if c['name'] == 'level2_read_after_write'] == [True]")" \
+        "the forward wait did not hold: $(from_json "$f" "d['checks']")"
 }
 
 # A "fix" a student may try: hold stage 2 back by a fixed 3 ms of the GPU's
@@ -150,6 +207,14 @@ void issue_pipeline(const handoff *h)
     spin_for_ns<<<1, 1, 0, h->consume>>>(3000000); /* 1.5 x the usual slow step */
     CHECK_LAUNCH();
     h->stage2();
+}
+
+void issue_ring(const ring_job *job) /* level two as handed out: not under test here */
+{
+    for (int i = 0; i < job->items; i++) {
+        job->stage1(i);
+        job->stage2(i);
+    }
 }
 EOF
     make -s BINDIR="$BATS_TEST_TMPDIR/bin" EX_SRCS="$BATS_TEST_TMPDIR/delay/ex06_stream_races.cu" ex06

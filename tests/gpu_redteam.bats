@@ -119,7 +119,7 @@ EOF
     expect <<'EOF'
 cache-replay ex04 2/16,partial
 skip-kernel ex04 2/16,partial
-return-early ex06 1/10,partial
+return-early ex06 1/16,partial
 collapse-one-stream ex01 2/10,partial
 EOF
 }
@@ -132,7 +132,7 @@ EOF
 
 @test "hiding a race: correct only under the usual timing fails when the producer is slower" {
     expect <<'EOF'
-race-host-sleep ex06 1/10,partial
-race-gpu-delay ex06 1/10,partial
+race-host-sleep ex06 1/16,partial
+race-gpu-delay ex06 1/16,partial
 EOF
 }

@@ -28,4 +28,38 @@ typedef struct {
  * when this returns (had the host waited for stage 1, it would not be). */
 void issue_pipeline(const handoff *h);
 
+/* ---- Level two: a ring of two buffers ----
+ * A stream of items through the same two stages, now sharing a ring of
+ * LEVEL2_RING device buffers instead of one: item i goes through slot
+ * i % LEVEL2_RING, so each slot carries several items, one after another. */
+
+enum { LEVEL2_RING = 2, LEVEL2_ITEMS = 6, LEVEL2_EVENTS = 8 };
+
+/* Level two's run, all of it made by the program before your code runs.
+ * Neither the slots nor the stages' lengths are in it. */
+typedef struct {
+    int items;                     /* LEVEL2_ITEMS, numbered 0 .. items - 1 */
+    cudaStream_t produce, consume; /* non-blocking: nothing orders them but you */
+    /* Events made for you (cudaEventDisableTiming), none recorded yet in this
+     * run: use as many as you need, for whatever you need. */
+    cudaEvent_t event[LEVEL2_EVENTS];
+    void (*stage1)(int item); /* queues item's stage 1 in `produce` and returns at once:
+                                 it uploads the item's input, sits through a slow step,
+                                 and then writes slot item % LEVEL2_RING */
+    void (*stage2)(int item); /* queues item's stage 2 in `consume` and returns at once:
+                                 it sits through a slow step, and then reads slot
+                                 item % LEVEL2_RING and writes the item's result */
+} ring_job;
+
+/* Yours. Issues every item's two stages, each once. Returns without waiting
+ * for the GPU. The program calls it once per run, each run on fresh inputs
+ * with every buffer poisoned, and the stages' slow steps of lengths it draws
+ * (in some runs one stage several times slower than the other). It checks
+ * every item's result on the GPU; asks the GPU's clock, for every item,
+ * whether its stage 2 read the slot after its stage 1 wrote it and before
+ * the next item of that slot overwrote it; and whether the first stage 1
+ * issued is still running when this returns (had the host waited for any of
+ * the run's work, it would not be). */
+void issue_ring(const ring_job *job);
+
 #endif
