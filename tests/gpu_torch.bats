@@ -92,12 +92,27 @@ companion() {
     fi
 }
 
+# PyTorch 2.12 and newer: GreenContext(num_sms=...).Stream(); older ones lack it.
+has_green() { "$PY" -c 'import sys, torch; g = getattr(getattr(torch.cuda, "green_contexts", None), "GreenContext", None); sys.exit(not (g and hasattr(g, "Stream")))'; }
+
+@test "torch_lab14: a matmul in a 16-SM green context takes about SMs / 16 as long; a PyTorch without green-context streams exits 3" {
+    if has_green; then
+        companion 14 --quick
+    else
+        run --separate-stderr "$PY" labs/lab14_green_contexts/torch_lab14.py --quick
+        assert_failure 3
+        assert_output --partial "torch_lab14"
+        [[ "$stderr" == "torch_lab14: cannot run here: PyTorch "*"GreenContext"* ]] || fail "$stderr"
+    fi
+}
+
 @test "every companion observes its effect at its default sizes" {
     export NCCL_NVLS_ENABLE=0
     gpus=$("$PY" -c 'import torch; print(torch.cuda.device_count())')
     for f in labs/lab[0-9][0-9]_*/torch_lab[0-9][0-9].py; do
         n=${f##*torch_lab}
         [ "${n%.py}" = 13 ] && ((gpus < 2)) && continue # needs two GPUs (its own test above)
+        [ "${n%.py}" = 14 ] && ! has_green && continue # its own test above
         companion "${n%.py}"
     done
 }

@@ -1,0 +1,48 @@
+#!/usr/bin/env bats
+# lab14 on the CPU side: its own options' ranges, --help and --dry-run,
+# which must answer without touching a GPU, and the one line and exit 3
+# where there is no GPU or driver to split.
+
+load test_helper
+
+@test "lab14's own numbers are range-checked" {
+    run --separate-stderr ./lab14 --partition-sms 0
+    assert_failure 2
+    assert_equal "$stderr" "lab14: --partition-sms must be an integer from 1 to 1024 (got '0')"
+    run --separate-stderr ./lab14 --waves 4
+    assert_failure 2
+    assert_equal "$stderr" "lab14: --waves must be an integer from 5 to 1000 (got '4')"
+    run --separate-stderr ./lab14 --urgent-us 1
+    assert_failure 2
+    assert_equal "$stderr" "lab14: --urgent-us must be a number from 2 to 1000 (got '1')"
+    run --separate-stderr ./lab14 --block-us 10
+    assert_failure 2
+    assert_equal "$stderr" "lab14: --block-us must be a number from 20 to 10000 (got '10')"
+}
+
+@test "lab14 --help names the partition's size, part 2's options and the --quick values, and lists the exit codes" {
+    run ./lab14 --help
+    assert_success
+    assert_output --regexp "--partition-sms K .*default 16\)"
+    assert_output --regexp "--waves N .*default 50, --quick 10\)"
+    assert_output --regexp "--urgent-blocks N .*default 16\)"
+    assert_output --partial "--no-sweep"
+    assert_output --partial "exit codes"
+}
+
+@test "lab14 --dry-run shows what was typed and the --quick values without touching a GPU" {
+    run ./lab14 --dry-run --quick --partition-sms 24 --no-sweep
+    assert_success
+    assert_output --partial "--partition-sms 24"
+    assert_output --partial "--waves 10"
+    assert_output --partial "--no-sweep on"
+}
+
+@test "lab14 without a GPU exits 3 with one line, before any green context is asked for" {
+    require_no_gpu
+    run --separate-stderr ./lab14 --quick
+    assert_failure 3
+    assert_output ""
+    [[ "$stderr" == "lab14: cannot run here: "* ]] || fail "$stderr"
+    [ "$(printf '%s\n' "$stderr" | wc -l)" -eq 1 ] || fail "not one line: $stderr"
+}
