@@ -257,7 +257,7 @@ PY
 @test "a submission that never returns is stopped at the rubric's time limit" {
     need fixtures
     run row hanging ex06
-    assert_output "0/10,timed_out,timed out after 20 s"
+    assert_output "0/16,timed_out,timed out after 20 s"
 }
 
 @test "a write past the end of a submission's own buffer leaves the program's buffers intact, for memcheck to find" {

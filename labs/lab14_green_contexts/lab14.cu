@@ -15,7 +15,7 @@
  * granularity: 8 SMs on Hopper), and a kernel in each partition running on
  * exactly its partition's SMs, none shared, in the waves the partition's
  * size predicts. (2) the urgent kernel: the rest of the background at the
- * same priority, about one background block at the greatest, about its own
+ * same priority, the rest of one background block at the greatest, about its own
  * time alone in its partition; the background, on SMs - k SMs, about
  * SMs / (SMs - k) times as long; the sweep over k shows the trade.
  *
@@ -231,6 +231,7 @@ static void bench_open(lab_run *run, bench *b)
     if (b->sm_count > MAX_SMS)
         fail_cannot_run("this GPU has %d SMs; lab14 counts up to %d", b->sm_count, MAX_SMS);
     b->footprint = spin_blocks_footprint();
+    b->launch_us = run->at_start.launch_us;
     b->least = run->dev.priority_least, b->greatest = run->dev.priority_greatest;
     b->whole = lab_stream(run, "whole GPU, least priority", cudaStreamNonBlocking, b->least);
     b->whole_high = lab_stream(run, "whole GPU, greatest priority", cudaStreamNonBlocking, b->greatest);

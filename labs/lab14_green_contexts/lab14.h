@@ -35,6 +35,7 @@ typedef struct bench {
     CUdevResource all;             /* every SM: what each split starts from */
     size_t footprint;              /* spin_blocks' whole-SM shared memory */
     int greatest, least;           /* stream priorities */
+    double launch_us;              /* an empty kernel's launch, as the run's first probe measured it */
     cudaStream_t whole, whole_high; /* the primary context's: the whole GPU, least and greatest */
     block_record *d_log, *h_log;   /* spin_blocks' records, log_len of them */
     int log_len;

@@ -11,6 +11,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 enum way { SAME, GREATEST, PARTITION, WAYS, TRIES = 3 };
 static const char *const way_name[WAYS] = {"same priority", "greatest priority", "own partition"};
@@ -157,10 +158,21 @@ static void report_ways(report *r, urgent_bench *u)
     int n = u->n;
     stats whole = stats_of(u->alone, n), part = stats_of(u->alone + n, n);
     double left = stats_of(u->left, n).median;
+    /* At the greatest priority the urgent blocks take the first SMs that free:
+     * the background's whole-SM blocks run in waves, so at the end of the
+     * wave it was launched into. From a moment drawn at random, that is
+     * anywhere in one block's time: about half a block at the median. */
+    double *wave_rest = (double *)malloc(n * sizeof *wave_rest);
+    if (!wave_rest)
+        fail_cannot_run("out of host memory");
+    for (int i = 0; i < n; i++)
+        wave_rest[i] = block_us - fmod(u->after[i] * 1e3, block_us);
+    double in_wave = stats_of(wave_rest, n).median;
+    free(wave_rest);
     report_stats(r, "alone, whole GPU", "latency", &whole, "us");
     report_stats(r, "alone, own partition", "latency", &part, "us");
-    double model[WAYS] = {whole.median + left, whole.median + block_us, part.median};
-    const char *how[WAYS] = {"alone + the rest of the background", "alone + one background block",
+    double model[WAYS] = {whole.median + left, whole.median + in_wave, part.median};
+    const char *how[WAYS] = {"alone + the rest of the background", "alone + the rest of its wave's block",
                              "alone in its partition"};
     for (int w = 0; w < WAYS; w++) {
         stats s = way_stats(u, u->latency, w);
@@ -188,10 +200,16 @@ static void report_cost(report *r, urgent_bench *u)
         stats s = stats_of(&u->bg_ms[i], 1);
         report_compare(r, where[i], "duration", "ceil(blocks / SMs) x block",
                        ceil((double)u->bg_blocks / sms[i]) * block_us / 1e3, &s, "ms");
-        double off = fabs(u->bg_ms[i] - u->bg_log_ms[i]);
+        /* The events bracket the blocks: they may not read less than the
+         * log, and may read more by 2% and two launches (each event waits
+         * for the stream to reach it; the probe measured a launch, and under
+         * a sanitizer that is many times the usual 10 us). */
+        double over = u->bg_ms[i] - u->bg_log_ms[i];
+        double slack = 0.02 * u->bg_log_ms[i] + 0.02 + 2 * u->b->launch_us / 1e3;
         report_check(r, i ? "rest_events_match_log" : "whole_events_match_log",
-                     off <= 0.02 * u->bg_log_ms[i] + 0.02, "events in its stream %.3f ms, its "
-                     "blocks' %%globaltimer log %.3f ms", u->bg_ms[i], u->bg_log_ms[i]);
+                     over >= -0.01 && over <= slack, "events in its stream %.3f ms, its "
+                     "blocks' %%globaltimer log %.3f ms (allowed: up to %.3f ms more)",
+                     u->bg_ms[i], u->bg_log_ms[i], slack);
     }
     double cost = u->bg_ms[1] / u->bg_ms[0], model = model_cost(u, u->p->rest_sms);
     stats c = stats_of(&cost, 1);
