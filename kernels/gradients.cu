@@ -57,7 +57,11 @@ extern "C" void grad_open(lab_run *run, grad_bench *b, const int *dev, int gpus,
         snprintf(name, sizeof name, "GPU%d compute", dev[g]);
         b->compute[g] = lab_stream(run, name, cudaStreamNonBlocking, 0);
         snprintf(name, sizeof name, "GPU%d comm", dev[g]);
-        b->comm[g] = lab_stream(run, name, cudaStreamNonBlocking, 0);
+        b->comm[g] = b->comm_least[g] = lab_stream(run, name, cudaStreamNonBlocking, 0);
+        int least, greatest;
+        CUDA_CHECK(cudaDeviceGetStreamPriorityRange(&least, &greatest));
+        snprintf(name, sizeof name, "GPU%d comm, greatest priority", dev[g]);
+        b->comm_greatest[g] = lab_stream(run, name, cudaStreamNonBlocking, greatest);
         b->done[g] = (cudaEvent_t *)lab_pageable(run, max_layers * sizeof(cudaEvent_t));
         lab_events(run, b->done[g], max_layers, cudaEventDisableTiming); /* ordering only */
         b->grad[g] = (float *)lab_device(run, capacity * sizeof(float));
@@ -79,6 +83,12 @@ extern "C" void grad_job(grad_bench *b, int layers, double layer_ms, size_t word
                    words, b->max_layers, b->capacity);
     b->layers = layers, b->words = words, b->layer_words = words / layers;
     b->layer_ns = ns_from_ms(layer_ms), b->shape = shape;
+}
+
+extern "C" void grad_comm_priority(grad_bench *b, int greatest)
+{
+    for (int g = 0; g < b->gpus; g++)
+        b->comm[g] = greatest ? b->comm_greatest[g] : b->comm_least[g];
 }
 
 extern "C" layer_shape grad_shape(const char *name, int blocks, int whole_sm)

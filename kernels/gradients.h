@@ -70,6 +70,10 @@ typedef struct {
     layer_shape shape;
     uint32_t seed;                   /* this run's: fresh in grad_poison() */
     cudaStream_t compute[GRAD_MAX_GPUS], comm[GRAD_MAX_GPUS];
+    /* a second communication stream per GPU at the greatest priority: swap
+     * it into comm[] (grad_comm_priority) to ask whether priority makes
+     * room for NCCL's kernels among the layers' blocks */
+    cudaStream_t comm_least[GRAD_MAX_GPUS], comm_greatest[GRAD_MAX_GPUS];
     cudaEvent_t *done[GRAD_MAX_GPUS]; /* done[g][l]: layer l has ended on GPU g */
     float *grad[GRAD_MAX_GPUS], *sum[GRAD_MAX_GPUS];
     unsigned long long *d_wrong[GRAD_MAX_GPUS], *h_wrong;
@@ -86,6 +90,10 @@ void grad_open(lab_run *run, grad_bench *b, const int *dev, int gpus, int max_la
 /* The backward pass the next runs do: `layers` layers of `layer_ms`, `words`
  * gradient floats per GPU (at most the capacity), layers shaped `shape`. */
 void grad_job(grad_bench *b, int layers, double layer_ms, size_t words, layer_shape shape);
+
+/* Points comm[] at every GPU's greatest-priority communication stream
+ * (greatest != 0) or back at the least-priority one. Between runs only. */
+void grad_comm_priority(grad_bench *b, int greatest);
 
 /* A layer's shape: `blocks` blocks that each hold an SM alone (whole_sm),
  * or that leave room beside them. */

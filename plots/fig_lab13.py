@@ -3,8 +3,9 @@ over the serial one (every layer, then one all-reduce) against the bucket
 size: measured beside the model (bucket k starts when its last layer and
 bucket k-1 are done), the U of tiny buckets paying alpha per call and one
 bucket waiting for the last layer. Beside it part 4: the same overlap with
-the layers on half the SMs or on every one (NCCL's kernels need SMs too),
-and a slow link (a communicator of maxCTAs blocks) against the full one."""
+the layers on half the SMs, a block beside each SM, every SM held (with
+NCCL at the greatest priority too: NCCL's kernels need SMs, priority makes
+none), and a slow link (a communicator of maxCTAs blocks) against the full one."""
 import re
 
 import style
@@ -34,7 +35,7 @@ def sweep(report):
 
 
 def part4(report):
-    """Part 4's two pairs: [(title, [(name, tick label, (median, p5, p95), predicted)])]."""
+    """Part 4's two groups: [(title, [(name, tick label, (median, p5, p95), predicted)])]."""
     half = f"bucket {report.value('parameter', 'bucket_mib'):g} MiB"  # the sweep's point
     slow = next((v for v in report.variants("speedup") if v.startswith("maxCTAs ")), None)
     if slow is None:
@@ -50,9 +51,17 @@ def part4(report):
                 f"{report.value('parameter', mib):g} MiB")
 
     link = {v: f"B {report.value(v, 'B'):.0f} GB/s" for v in (slow, "full link")}
-    return [(f"the layers' SMs\n{job('layer_ms', 'grad_mib')}",
-             [bar("half the SMs", "layers on\nhalf the SMs", half),
-              bar("every SM", "layers on\nevery SM", "every SM held")]),
+    # the SMs: half free, a block beside each, every SM held, and held with
+    # NCCL at the greatest priority (the last two rows are absent from
+    # results made before lab13 measured them)
+    sms = [bar("half the SMs", "layers on\nhalf the SMs", half)]
+    if "one block on every SM" in report.variants("speedup"):
+        sms.append(bar("one block", "one block\non every SM", "one block on every SM"))
+    sms.append(bar("every SM", "layers on\nevery SM", "every SM held"))
+    if "every SM held, NCCL greatest" in report.variants("speedup"):
+        sms.append(bar("every SM, NCCL greatest", "every SM,\nNCCL greatest\npriority",
+                       "every SM held, NCCL greatest"))
+    return [(f"the layers' SMs\n{job('layer_ms', 'grad_mib')}", sms),
             (f"the link\n{job('slow_layer_ms', 'slow_grad_mib')}",
              [bar(slow, f"{slow}\n{link[slow]}", slow),
               bar("full link", f"full link\n{link['full link']}", "full link")])]
@@ -136,7 +145,9 @@ def draw(results, out):
     report = results.report("lab13")
     points, groups = sweep(report), part4(report)
     gpus = report.value("device", "gpus")
-    fig, (left, right) = style.figure(13.5, 6.2, ncols=2, gridspec_kw={"width_ratios": [3, 2]})
+    bars = sum(len(b) for _, b in groups)  # 4, or 6 with part 4's two SM cases
+    fig, (left, right) = style.figure(13.5 + 1.1 * (bars - 4), 6.2, ncols=2,
+                                      gridspec_kw={"width_ratios": [3, 2 + 0.5 * (bars - 4)]})
     draw_sweep(left, report, points)
     draw_part4(right, groups, report.value("parameter", "bucket_mib"))
     best = max(points, key=lambda p: p[1][0])

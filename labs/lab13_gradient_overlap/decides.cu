@@ -1,6 +1,9 @@
-/* lab13, part 4: what decides the overlap. Two of the things the issue
- * names, each measured against the half-SM run of parts 2 and 3:
- *   the SMs: layers whose blocks hold every SM leave NCCL's kernels none;
+/* lab13, part 4: what decides the overlap. The things the issue names,
+ * each measured against the half-SM run of parts 2 and 3:
+ *   the SMs: layers whose blocks hold every SM leave NCCL's kernels none,
+ *   and the greatest priority for NCCL's stream does not make room (a
+ *   priority picks which waiting block gets the next free SM; it evicts
+ *   nothing); layers of one block per SM that hold none alone leave room;
  *   the link: the same buckets on a communicator limited to a few blocks
  *   (maxCTAs), a link several times slower, where the overlap saves more.
  * The rounds and the models are lab13.cu's (lab13.h). */
@@ -15,6 +18,21 @@ static const verdict FULL_SMS_HIDE_LESS = {
     "full_sms_hide_less", -INFINITY, 0.5, "x",
     "layers holding every SM still overlapped: NCCL's kernels found room beside them (is the "
     "footprint holding each SM?), or the half-SM run gained little itself"};
+/* The same bound with NCCL's streams at the greatest priority (the issue:
+ * 0.98x): when a layer ends, NCCL's blocks take the freed SMs first, and
+ * the next layer's blocks wait for them, so the time is compute + comm
+ * again, only in another order. */
+static const verdict PRIORITY_MAKES_NO_ROOM = {
+    "priority_makes_no_room", -INFINITY, 0.5, "x",
+    "NCCL's stream at the greatest priority overlapped layers that hold every SM: NCCL's "
+    "kernels found room (is the footprint holding each SM?), or the half-SM run gained little"};
+/* Layers of one block per SM, holding none of them alone, leave room for
+ * NCCL's blocks beside theirs (the issue: 1.15x, against 0.99x with every
+ * SM held): round by round, at least 5% faster than the held-SM run. */
+static const verdict ROOM_LETS_NCCL_IN = {
+    "room_lets_nccl_in", 1.05, INFINITY, "x",
+    "layers of one block per SM overlapped no better than layers holding every SM: NCCL's "
+    "blocks did not fit beside theirs (another process on the GPU?)"};
 /* The slow link against its own model, with OVERLAP_FOLLOWS_MODEL's
  * tolerance: on fewer blocks NCCL takes fewer SMs, so the bound is closer. */
 static const verdict SLOW_LINK_FOLLOWS_MODEL = {
@@ -22,7 +40,11 @@ static const verdict SLOW_LINK_FOLLOWS_MODEL = {
     "on the slow link the buckets did not overlap the layers as its model says: see "
     "overlap_follows_model's hint, and the slow link's fit above"};
 
-enum { FULL_WAYS = 3, SLOW_WAYS = 5 };
+/* The ways on every SM, measured in the same rounds: compute only (every
+ * SM held), serial, overlapped, overlapped with NCCL at the greatest
+ * priority; then one block per SM, serial and overlapped. */
+enum { F_COMPUTE, F_SERIAL, F_OVERLAPPED, F_URGENT, F_ONE_SERIAL, F_ONE_OVERLAPPED, FULL_WAYS,
+       SLOW_WAYS = 5 };
 
 typedef struct {
     lab *b;
@@ -30,12 +52,15 @@ typedef struct {
     way full[FULL_WAYS], slow[SLOW_WAYS];
     stats full_time[FULL_WAYS], slow_time[SLOW_WAYS];
     double full_model[FULL_WAYS], slow_model[SLOW_WAYS];
-    stats full_speedup, slow_speedup, fast_speedup; /* serial / overlapped, round by round */
+    stats full_speedup, urgent_speedup, one_speedup;  /* serial / overlapped, round by round */
+    stats room;                                       /* held-SM over one-block overlapped */
+    stats slow_speedup, fast_speedup;
 } decides;
 
-static double gain_share(const decides *d)
+/* How much of the half-SM run's gain over serial a speedup keeps. */
+static double gain_share(const decides *d, const stats *speedup)
 {
-    return (d->full_speedup.median - 1) / (d->half_speedup - 1);
+    return (speedup->median - 1) / (d->half_speedup - 1);
 }
 
 static double slow_share(const decides *d)
@@ -47,12 +72,17 @@ static int attempt_decides(void *ctx, double *spread)
 {
     decides *d = (decides *)ctx;
     measure(d->b, d->full, FULL_WAYS, d->full_time, d->full_model);
-    d->full_speedup = speedup_of(d->b, 1, 2);
+    d->full_speedup = speedup_of(d->b, F_SERIAL, F_OVERLAPPED);
+    d->urgent_speedup = speedup_of(d->b, F_SERIAL, F_URGENT);
+    d->one_speedup = speedup_of(d->b, F_ONE_SERIAL, F_ONE_OVERLAPPED);
+    d->room = speedup_of(d->b, F_OVERLAPPED, F_ONE_OVERLAPPED);
     measure(d->b, d->slow, SLOW_WAYS, d->slow_time, d->slow_model);
     d->slow_speedup = speedup_of(d->b, 1, 2);
     d->fast_speedup = speedup_of(d->b, 3, 4);
     *spread = fmax(stats_spread(&d->full_speedup), stats_spread(&d->slow_speedup));
-    return verdict_holds(&FULL_SMS_HIDE_LESS, gain_share(d)) &&
+    return verdict_holds(&FULL_SMS_HIDE_LESS, gain_share(d, &d->full_speedup)) &&
+           verdict_holds(&PRIORITY_MAKES_NO_ROOM, gain_share(d, &d->urgent_speedup)) &&
+           verdict_holds(&ROOM_LETS_NCCL_IN, d->room.median) &&
            verdict_holds(&SLOW_LINK_FOLLOWS_MODEL, slow_share(d));
 }
 
@@ -70,12 +100,18 @@ static void report_ways(lab_run *run, const way *w, const stats *time, const dou
 void what_decides(lab_run *run, lab *b, const job *main_job, const job *slow_job,
                   double bucket_mib, int slow_ctas, double half_speedup)
 {
-    job full = *main_job;
-    full.shape = b->full;
+    job full = *main_job, one = *main_job;
+    full.shape = b->full, one.shape = b->one;
     decides d = {b, half_speedup};
-    d.full[0] = make_way(b, &full, COMPUTE_ONLY, &b->fast, &b->fast_fit, full.mib);
-    d.full[1] = make_way(b, &full, SERIAL, &b->fast, &b->fast_fit, full.mib);
-    d.full[2] = make_way(b, &full, OVERLAPPED, &b->fast, &b->fast_fit, bucket_mib);
+    d.full[F_COMPUTE] = make_way(b, &full, COMPUTE_ONLY, &b->fast, &b->fast_fit, full.mib);
+    d.full[F_SERIAL] = make_way(b, &full, SERIAL, &b->fast, &b->fast_fit, full.mib);
+    d.full[F_OVERLAPPED] = make_way(b, &full, OVERLAPPED, &b->fast, &b->fast_fit, bucket_mib);
+    d.full[F_URGENT] = d.full[F_OVERLAPPED];
+    d.full[F_URGENT].urgent_comm = 1;
+    snprintf(d.full[F_URGENT].name, sizeof d.full[F_URGENT].name,
+             "bucket %g MiB, NCCL at the greatest priority", bucket_mib);
+    d.full[F_ONE_SERIAL] = make_way(b, &one, SERIAL, &b->fast, &b->fast_fit, one.mib);
+    d.full[F_ONE_OVERLAPPED] = make_way(b, &one, OVERLAPPED, &b->fast, &b->fast_fit, bucket_mib);
 
     char who[24];
     snprintf(who, sizeof who, "maxCTAs %d", slow_ctas);
@@ -102,7 +138,12 @@ void what_decides(lab_run *run, lab *b, const job *main_job, const job *slow_job
     }
     report_ways(run, d.full, d.full_time, d.full_model, FULL_WAYS);
     report_compare(run->r, "every SM held", "speedup", "serial / overlapped models",
-                   d.full_model[1] / d.full_model[2], &d.full_speedup, "x");
+                   d.full_model[F_SERIAL] / d.full_model[F_OVERLAPPED], &d.full_speedup, "x");
+    report_compare(run->r, "every SM held, NCCL greatest", "speedup", "serial / overlapped models",
+                   d.full_model[F_SERIAL] / d.full_model[F_URGENT], &d.urgent_speedup, "x");
+    report_compare(run->r, "one block on every SM", "speedup", "serial / overlapped models",
+                   d.full_model[F_ONE_SERIAL] / d.full_model[F_ONE_OVERLAPPED], &d.one_speedup,
+                   "x");
     report_ways(run, d.slow, d.slow_time, d.slow_model, SLOW_WAYS);
     report_compare(run->r, who, "speedup", "serial / overlapped models",
                    d.slow_model[1] / d.slow_model[2], &d.slow_speedup, "x");
@@ -111,9 +152,16 @@ void what_decides(lab_run *run, lab *b, const job *main_job, const job *slow_job
     ranks_close(&b->slow);
     if (b->g.gpus < 2)
         return;
-    report_verdict(run->r, &FULL_SMS_HIDE_LESS, gain_share(&d), "layers on every SM: %.2fx, on "
-                   "half of them %.2fx: %.0f%% of the gain kept", d.full_speedup.median,
-                   half_speedup, 100 * gain_share(&d));
+    report_verdict(run->r, &FULL_SMS_HIDE_LESS, gain_share(&d, &d.full_speedup), "layers on "
+                   "every SM: %.2fx, on half of them %.2fx: %.0f%% of the gain kept",
+                   d.full_speedup.median, half_speedup, 100 * gain_share(&d, &d.full_speedup));
+    report_verdict(run->r, &PRIORITY_MAKES_NO_ROOM, gain_share(&d, &d.urgent_speedup), "NCCL's "
+                   "streams at the greatest priority beside layers on every SM: %.2fx, %.0f%% of "
+                   "the half-SM gain kept", d.urgent_speedup.median,
+                   100 * gain_share(&d, &d.urgent_speedup));
+    report_verdict(run->r, &ROOM_LETS_NCCL_IN, d.room.median, "one block on every SM: %.2fx over "
+                   "serial; overlapped, %.2fx faster than with every SM held, round by round",
+                   d.one_speedup.median, d.room.median);
     report_verdict(run->r, &SLOW_LINK_FOLLOWS_MODEL, slow_share(&d), "%d x %g ms, %g MiB: on %s "
                    "%.2fx (model %.2fx), on the full link %.2fx", slow_job->layers,
                    slow_job->layer_ms, slow_job->mib, who, d.slow_speedup.median,

@@ -22,7 +22,7 @@ typedef struct {
     grad_bench g;
     ranks fast, slow;       /* NCCL's own choice of blocks; at most --slow-ctas */
     link_fit fast_fit, slow_fit;
-    layer_shape half, full; /* layers on half of the SMs; holding every SM */
+    layer_shape half, full, one; /* layers on half of the SMs; holding every SM; a block on each */
     double *samples;        /* measure()'s table */
     int reps;
     tally sums;             /* every reduced word of every run */
@@ -37,7 +37,8 @@ typedef struct {
     const ranks *rk;
     const link_fit *fit;
     size_t bucket;
-    char name[48];
+    int urgent_comm;        /* NCCL's calls in the greatest-priority comm streams */
+    char name[64];
 } way;
 
 way make_way(lab *b, const job *j, enum how how, const ranks *rk, const link_fit *fit,
@@ -55,7 +56,8 @@ stats speedup_of(const lab *b, int serial, int i);
 link_fit allreduce_sweep(lab_run *run, lab *b, const ranks *rk, const char *who,
                          const double *mib, int n);
 
-/* Part 4 (decides.cu): compute on every SM, and a slow link. */
+/* Part 4 (decides.cu): compute on every SM (and NCCL at the greatest
+ * priority beside it), a block on every SM, and a slow link. */
 void what_decides(lab_run *run, lab *b, const job *main_job, const job *slow_job,
                   double bucket_mib, int slow_ctas, double half_speedup);
 
