@@ -58,7 +58,7 @@ metric() {
     [ "$(cat "$ALL.rc")" = 0 ] || fail "grade.py exited $(cat "$ALL.rc"): $(tail -5 "$ALL.txt")"
     run python3 tests/fixtures/grading/check_outputs.py junit "$ALL/junit.xml"
     assert_success
-    assert_line "solutions: 44 tests, 0 failures"
+    assert_line "solutions: 46 tests, 0 failures"
     for s in solutions exercises fake-output over-synchronised racy hanging out-of-bounds build-error level1-only; do
         python3 tests/fixtures/grading/check_outputs.py gradescope "$ALL/$s/results.json" >/dev/null ||
             fail "$s/results.json is not valid"
@@ -80,7 +80,7 @@ solutions ex03 10/10,passed
 solutions ex04 16/16,passed
 solutions ex05 10/10,passed
 solutions ex06 16/16,passed
-solutions ex07 10/10,passed
+solutions ex07 16/16,passed
 solutions ex08 10/10,passed
 solutions ex09 10/10,passed
 solutions ex10 10/10,passed
@@ -92,7 +92,7 @@ exercises ex03 2/10,partial
 exercises ex04 5/16,partial
 exercises ex05 2/10,partial
 exercises ex06 1/16,partial
-exercises ex07 3/10,partial
+exercises ex07 5/16,partial
 exercises ex08 4/10,partial
 exercises ex09 2/10,partial
 exercises ex10 1/10,partial
@@ -107,6 +107,7 @@ hanging ex06 0/16,timed_out
 build-error ex01 0/10,build_error
 level1-only ex04 12/16,partial
 level1-only ex06 10/16,partial
+level1-only ex07 12/16,partial
 EOF
     # ex13 needs two GPUs in one worker: grade-all gives each worker one, so it
     # is waived for everyone, in no total (make grade with one student gives
@@ -163,6 +164,8 @@ PY
     python3 -c "import sys; sys.exit(not $output >= 5)" || fail "ex05 latency ratio $output"
     run metric solutions ex07 efficiency
     python3 -c "import sys; sys.exit(not $output >= 0.8)" || fail "ex07 efficiency $output"
+    run metric solutions ex07 level2_efficiency
+    python3 -c "import sys; sys.exit(not $output >= 0.8)" || fail "ex07 level-2 efficiency $output"
     run metric solutions ex06 producer_idle_runs
     assert_output "0"
     run metric solutions ex06 level2_producer_idle_runs
@@ -188,10 +191,10 @@ PY
     run python3 tests/fixtures/grading/check_outputs.py gradescope "$ALL/exercises/results.json"
     assert_success
     # twelve exercises: their correctness points (2+2+2+3+2+1+3+4+2, ex10 1, ex11 4,
-    # ex12 3, and ex04's level two 2; ex06's level two, racing both ways, 0) of 132
-    # (ex04's and ex06's level two: 6 each), and 0 for any concept criterion; ex13,
-    # waived (one GPU a worker), in no total
-    assert_output "31/132 0"
+    # ex12 3, and ex04's and ex07's level two 2 each; ex06's level two, racing both
+    # ways, 0) of 138 (ex04's, ex06's and ex07's level two: 6 each), and 0 for any
+    # concept criterion; ex13, waived (one GPU a worker), in no total
+    assert_output "33/138 0"
 }
 
 @test "a level-one-only submission keeps level one's points and earns no level-two concept point" {
@@ -209,6 +212,14 @@ PY
     assert_output --partial "10/16,partial,level2_results_correct: level2_runs_wrong"
     run grep "^level1-only,ex06," "$ALL/grades.csv"
     assert_output --regexp ",0,6$"
+    # ex07: level one's 10 and level two's correctness 2: its steps in one
+    # stream, in order, are right and as slow as the program's own stream
+    run row level1-only ex07
+    assert_output --partial "12/16,partial,level2_pool_reaches_model: level2_efficiency"
+    run grep "^level1-only,ex07," "$ALL/grades.csv"
+    assert_output --regexp ",2,6$"
+    run metric level1-only ex07 efficiency
+    python3 -c "import sys; sys.exit(not $output >= 0.8)" || fail "level one's efficiency $output"
 }
 
 @test "printed output is never read: ex03's constant misses two random durations, ex04's verdict earns nothing" {

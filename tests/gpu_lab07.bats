@@ -104,10 +104,17 @@ near_model() {
     assert_output --regexp "\[pass\] requests_served +3/3"
     assert_output --regexp "\[FAIL\] requests_overlap +0/3 +peak_at_once 1, needs >= 2"
     assert_output --regexp "\[FAIL\] pool_reaches_model +0/4"
-    assert_output --partial "total: 3 of 10 points for this run"
+    assert_output --partial "level 1: 3 of 10 points"
+    # level two as given: every step in one stream, in order: right, and serial
+    assert_output --partial "[ok]   level2_requests_verified"
+    assert_output --partial "observed: NO  level2_pool_reaches_model"
+    assert_output --regexp "\[pass\] level2_requests_served +2/2"
+    assert_output --regexp "\[FAIL\] level2_pool_reaches_model +0/4 +level2_efficiency [0-9.]+, needs >= 0.8"
+    assert_output --partial "level 2: 2 of 6 points (a second level, graded apart)"
+    assert_output --partial "total: 5 of 16 points for this run"
 }
 
-@test "the reference pool reaches the model's speedup: 8 requests at once, full marks" {
+@test "the reference pool reaches the model's speedup: 8 requests at once, and at level two every request at once, full marks" {
     [ -x ./sol07 ] || skip "solutions/ is not here"
     json_run ./sol07
     observed "$f" pool_reaches_model
@@ -117,6 +124,13 @@ near_model() {
     assert_output "8"
     # a quarter of the GPU each: four at once, whatever the pool (model 4x, 15%)
     within "$f" "1/4 GPU" speedup "0.85 * 4" "1.05 * 4"
+    # level two: a stream per request, every step 0 first: all 32 at once on
+    # an H100 (33 fit), none of them held back in a hardware queue
+    observed "$f" level2_pool_reaches_model
+    run report value "$f" "your level-2 pool" streams_used
+    assert_output "32"
+    run report value "$f" "your level-2 pool" first_steps_late
+    assert_output "0"
     run report value "$f" "points preview" total
-    assert_output "10"
+    assert_output "16"
 }

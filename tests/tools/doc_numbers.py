@@ -20,12 +20,14 @@ EX = {n: "exercises/" + f for n, f in [
     ("ex01", "ex01_default_stream.cu"), ("ex02", "ex02_pinned_memory.cu"),
     ("ex03", "ex03_event_timing.cu"), ("ex04", "ex04_double_buffering.cu"),
     ("ex05", "ex05_stream_priorities.cu"), ("ex06", "ex06_stream_races.cu"),
-    ("ex10", "ex10_cross_stream_free.cu"), ("ex12", "ex12_graph_pipeline.cu")]}
+    ("ex07", "ex07_stream_pool.cu"), ("ex10", "ex10_cross_stream_free.cu"),
+    ("ex12", "ex12_graph_pipeline.cu")]}
 LAB = {n: "labs/%s/README.md" % d for n, d in [
     ("lab01", "lab01_default_stream"), ("lab02", "lab02_pinned_memory"),
     ("lab03", "lab03_event_timing"), ("lab04", "lab04_double_buffering"),
     ("lab05", "lab05_stream_priorities"), ("lab06", "lab06_stream_races"),
-    ("lab10", "lab10_stream_ordered_memory"), ("lab12", "lab12_cuda_graphs")]}
+    ("lab07", "lab07_concurrent_kernels"), ("lab10", "lab10_stream_ordered_memory"),
+    ("lab12", "lab12_cuda_graphs")]}
 LAB10 = "labs/lab10_stream_ordered_memory/"
 LAB12 = "labs/lab12_cuda_graphs/"
 RUBRIC = "grader/rubrics/%s.ini"
@@ -177,6 +179,28 @@ FACTS = [
       LAB["lab06"]: [lambda v: f"a ring of {num(v)} device slots"],
       RUBRIC % "ex06": [lambda v: f"through {num(v)} slots"],
       GUIDE: [lambda v: f"a ring of {num(v)} slots"]}),
+    ("ex07's target", GIVEN + "ex07.cu", r'"pool_reaches_model", ([\d.]+),',
+     {EX["ex07"]: [lambda v: f"at least {pct(v)} of that model"],
+      LAB["lab07"]: [lambda v: f"The target is {pct(v)} of the model's speedup"],
+      RUBRIC % "ex07": [lambda v: f"min = {num(v)}"],
+      GUIDE: [lambda v: f"n / ceil(n / w): at least {pct(v)}"]}),
+    ("ex07's level-two target", GIVEN + "ex07.cu", r'"level2_pool_reaches_model", ([\d.]+),',
+     {EX["ex07"]: [lambda v: f"The target is {pct(v)} of the model's speedup again"],
+      LAB["lab07"]: [lambda v: f"The target is again {pct(v)} of the model's speedup"],
+      RUBRIC % "ex07": [lambda v: f"reaches {pct(v)} of the model's speedup: every request"],
+      GUIDE: [lambda v: f"fit the SMs, at least {pct(v)}"]}),
+    ("ex07's level-two requests", GIVEN + "ex07.h", r"LEVEL2_REQUESTS = (\d+)",
+     {EX["ex07"]: [lambda v: f"Level two (graded apart, below close_pool): {num(v)} requests"],
+      LAB["lab07"]: [lambda v: f"`serve_level2()`: {num(v)} requests again"],
+      RUBRIC % "ex07": [lambda v: f"in the same way: {num(v)} requests"],
+      GUIDE: [lambda v: f"`serve_level2()`, {num(v)} requests of two steps"]}),
+    ("ex07's level-two streams", GIVEN + "ex07.h", r"LEVEL2_STREAMS = (\d+)",
+     {LAB["lab07"]: [lambda v: f"hands you {num(v)} of its streams"],
+      GUIDE: [lambda v: f"handed {num(v)} streams"]}),
+    # level two's step is LEVEL2_STEP_RATIO x level one's default request
+    ("ex07's level-two step", GIVEN + "ex07.cu", r"LEVEL2_STEP_RATIO = ([\d.]+);",
+     {LAB["lab07"]: [lambda v: f"a kernel of {num(v)} ms holding"],
+      RUBRIC % "ex07": [lambda v: f"each step {num(v)} x --request-ms"]}),
     ("lab10's pairs", LAB10 + "lab10.cu", r"PAIRS = (\d+)",
      {LAB["lab10"]: [lambda v: f"times {num(v)} pairs back to back"]}),
     ("lab10's big size", LAB10 + "lab10.cu", r"static int big_mib = (\d+);",
