@@ -18,7 +18,8 @@ NAME = "index.html"
 FIGURE_LABS = {"2-lab02-bandwidth.png": "lab02", "3-lab04-sweep.png": "lab04",
                "4-lab04-timeline.png": "lab04", "5-lab05-latency.png": "lab05",
                "6-lab07-queues.png": "lab07", "7-lab08-pipeline.png": "lab08",
-               "8-lab11-loaders.png": "lab11", "9-lab13-buckets.png": "lab13"}
+               "8-lab11-loaders.png": "lab11", "9-lab13-buckets.png": "lab13",
+               "10-lab14-partitions.png": "lab14"}
 SUMMARY_FIGURE = "1-speedups.png"
 META_ABOUT = ("gpu", "driver", "cuda", "date", "command", "runs")
 

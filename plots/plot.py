@@ -6,7 +6,7 @@
   python3 plots/plot.py FIGURE [FOLDER] [--out DIR]  one of: speedups, bandwidth,
                                                      sweep, timeline, latency,
                                                      queues, pipeline, loaders,
-                                                     buckets
+                                                     buckets, partitions
   python3 plots/plot.py spread [FOLDER]              each lab's key number over
                                                      RUNS=N runs: a table and spread.csv
 
@@ -37,6 +37,7 @@ FIGURES = {
     "pipeline": ("fig_lab08", "7: lab08 host-chained above event-chained"),
     "loaders": ("fig_lab11", "8: lab11 serial loader above 4 producers"),
     "buckets": ("fig_lab13", "9: lab13 speedup vs bucket size, and what decides the overlap"),
+    "partitions": ("fig_lab14", "10: lab14 urgent latency three ways, and the trade over k"),
 }
 
 
@@ -108,7 +109,7 @@ def draw(results, names, out, variant):
 READS = {"speedups": "", "bandwidth": "lab02", "sweep": "lab04",
          "timeline": "lab04-trace", "latency": "lab05", "queues": "lab07-trace",
          "pipeline": "lab08-trace", "loaders": "lab11-trace",
-         "buckets": "lab13"}
+         "buckets": "lab13", "partitions": "lab14"}
 
 
 def page(results, out):

@@ -7,7 +7,7 @@
 # Each program runs with --csv; lab04 also runs once per kernel ratio of the
 # sweep (figure 3); lab04, lab07, lab08 and lab11 run once more with --quick
 # --trace for their timelines (figures 4, 6, 7 and 8). lab13's report is
-# figure 9; on one GPU it is waived (exit 3).
+# figure 9; on one GPU it is waived (exit 3). lab14's is figure 10.
 # Everything goes into results/<gpu-name>-<date>/ (a second folder of the
 # same day gets -2, -3):
 #   labNN.csv            the report (labNN.run2.csv ... with RUNS > 1)

@@ -342,7 +342,7 @@ bob,ex01,0,10,missing"
     assert_failure 2
     run --separate-stderr grade --submission exercises --only ex99
     assert_failure 2
-    assert_equal "$stderr" "grade: no exercise ex99 (there are ex01, ex02, ex03, ex04, ex05, ex06, ex07, ex08, ex09, ex10, ex11, ex12, ex13)"
+    assert_equal "$stderr" "grade: no exercise ex99 (there are ex01, ex02, ex03, ex04, ex05, ex06, ex07, ex08, ex09, ex10, ex11, ex12, ex13, ex14)"
     run --separate-stderr make -s grade-all
     assert_failure 2
     [[ "$stderr" == "make grade-all: give SUBMISSIONS=dir"* ]] || fail "stderr: $stderr"
@@ -404,10 +404,11 @@ ex09: builds: yes
 ex10: builds: yes
 ex11: builds: yes
 ex12: builds: yes
-ex13: builds: yes"
+ex13: builds: yes
+ex14: builds: yes"
     [[ "$stderr" == *"grade: no GPU is usable here ("*"): nothing graded, no grade files written"*"Error 3"* ]] ||
         fail "stderr: $stderr"
-    for ex in ex01 ex02 ex03 ex04 ex05 ex06 ex07 ex08 ex09 ex10 ex11 ex12 ex13; do
+    for ex in ex01 ex02 ex03 ex04 ex05 ex06 ex07 ex08 ex09 ex10 ex11 ex12 ex13 ex14; do
         [ -x "$BATS_TEST_TMPDIR/out/work/$ex/$ex" ] || fail "no program for exercises/ $ex"
     done
     run find "$BATS_TEST_TMPDIR/out" -name report.txt -o -name grades.csv -o -name junit.xml -o -name outcomes

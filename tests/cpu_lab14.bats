@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
-# lab14 on the CPU side: its own options' ranges, --help and --dry-run,
-# which must answer without touching a GPU, and the one line and exit 3
-# where there is no GPU or driver to split.
+# lab14 and ex14 on the CPU side: their own options' ranges, --help and
+# --dry-run, which must answer without touching a GPU, and the one line and
+# exit 3 where there is no GPU or driver to split.
 
 load test_helper
 
@@ -45,4 +45,35 @@ load test_helper
     assert_output ""
     [[ "$stderr" == "lab14: cannot run here: "* ]] || fail "$stderr"
     [ "$(printf '%s\n' "$stderr" | wc -l)" -eq 1 ] || fail "not one line: $stderr"
+}
+
+@test "ex14 and sol14 take --partition-sms, --block-us, --waves, --grade and --check, and range-check them" {
+    for p in ex14 sol14; do
+        run ./$p --help
+        assert_success
+        assert_output --regexp "--partition-sms K .*default 16\)"
+        assert_output --regexp "--waves N .*default 50, --quick 10\)"
+        assert_output --partial "--grade"
+        assert_output --partial "--check"
+        run --separate-stderr ./$p --partition-sms 0
+        assert_failure 2
+        assert_equal "$stderr" "$p: --partition-sms must be an integer from 1 to 1024 (got '0')"
+        run --separate-stderr ./$p --waves 4
+        assert_failure 2
+        assert_equal "$stderr" "$p: --waves must be an integer from 5 to 1000 (got '4')"
+        run ./$p --dry-run --quick --partition-sms 24
+        assert_success
+        assert_output --partial "--partition-sms 24"
+        assert_output --partial "--waves 10"
+    done
+}
+
+@test "ex14 and sol14 without a GPU exit 3 with one line, before the student's code runs" {
+    require_no_gpu
+    for p in ex14 sol14; do
+        run --separate-stderr ./$p --quick
+        assert_failure 3
+        [[ "$stderr" == "$p: cannot run here: "* ]] || fail "$stderr"
+        [ "$(printf '%s\n' "$stderr" | wc -l)" -eq 1 ] || fail "not one line: $stderr"
+    done
 }

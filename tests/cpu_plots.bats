@@ -183,6 +183,32 @@ drawn() {
     drawn buckets "half the SMs 1.44x, every SM 0.97x, maxCTAs 1 1.43x, full link 1.03x)"
 }
 
+# lab14's figure (10): from its own results folder, lab14's default run on an
+# H100 written as CSV (tests/tools/lab14_csv_fixture.py)
+H100_LAB14="$ROOT/tests/fixtures/h100-lab14"
+
+@test "lab14's figure: the urgent kernel three ways beside their models, and the trade over k, from the H100 run" {
+    run "$PYTHON" "$ROOT/tests/tools/lab14_csv_fixture.py" "$ROOT/tests/fixtures/h100-lab14.json"
+    assert_success
+    assert_equal "$output" "$(cat "$H100_LAB14/lab14.csv")"
+    cp -r "$H100_LAB14" "$BATS_TEST_TMPDIR/res"
+    run plot all "$BATS_TEST_TMPDIR/res" --out "$BATS_TEST_TMPDIR/out"
+    assert_success
+    assert_output --partial "10-lab14-partitions.png (same 2556 us, greatest 79.4 us, partition 31.3 us; k 8-64: cost 1.08x-1.96x)"
+    run png_size "$BATS_TEST_TMPDIR/out/10-lab14-partitions.png"
+    assert_success
+    read -r width height <<<"$output"
+    ((width >= 1000 && width <= 3000 && height >= 600 && height <= 2000)) ||
+        fail "10-lab14-partitions.png is $width x $height pixels"
+    grep -q 'src="10-lab14-partitions.png"' "$BATS_TEST_TMPDIR/out/index.html" ||
+        fail "the results page does not show figure 10 in lab14's section"
+    # without the sweep (--no-sweep) the figure says why it cannot be drawn
+    grep -v ',k=[0-9]*,' "$H100_LAB14/lab14.csv" >"$BATS_TEST_TMPDIR/res/lab14.csv"
+    run --separate-stderr plot partitions "$BATS_TEST_TMPDIR/res"
+    assert_failure 1
+    assert_equal "$stderr" "plot.py: figure 10: lab14 urgent latency three ways, and the trade over k: $BATS_TEST_TMPDIR/res/lab14.csv: fewer than two 'k=N' urgent_latency rows: lab14 ran with --no-sweep, or this is not lab14's report"
+}
+
 @test "lab13's figure drawn alone: an error saying why where lab13 was waived, or where its report has no sweep" {
     # (make plots, drawing all, skips it with that line: the make results test below)
     mkdir "$BATS_TEST_TMPDIR/res"

@@ -269,7 +269,8 @@ ex09: builds: no (no ex09_*.cu in the submission)
 ex10: builds: no (no ex10_*.cu in the submission)
 ex11: builds: no (no ex11_*.cu in the submission)
 ex12: builds: no (no ex12_*.cu in the submission)
-ex13: builds: no (no ex13_*.cu in the submission)"
+ex13: builds: no (no ex13_*.cu in the submission)
+ex14: builds: no (no ex14_*.cu in the submission)"
     assert_equal "${stderr##*$'\n'}" "grade: no GPU is usable here (no CUDA-capable GPU is visible): nothing graded, no grade files written"
     run find "$OUT" -name report.txt -o -name grades.csv -o -name junit.xml -o -name 'results.json' -o -name outcomes
     assert_output ""

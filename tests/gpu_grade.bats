@@ -58,13 +58,13 @@ metric() {
     [ "$(cat "$ALL.rc")" = 0 ] || fail "grade.py exited $(cat "$ALL.rc"): $(tail -5 "$ALL.txt")"
     run python3 tests/fixtures/grading/check_outputs.py junit "$ALL/junit.xml"
     assert_success
-    assert_line "solutions: 46 tests, 0 failures"
+    assert_line "solutions: 53 tests, 0 failures"
     for s in solutions exercises fake-output over-synchronised racy hanging out-of-bounds build-error level1-only; do
         python3 tests/fixtures/grading/check_outputs.py gradescope "$ALL/$s/results.json" >/dev/null ||
             fail "$s/results.json is not valid"
     done
     run python3 -c "import csv; print(len(list(csv.DictReader(open('$ALL/grades.csv')))))"
-    assert_output "117" # 9 students x 13 exercises: ex13 has its row when waived too
+    assert_output "126" # 9 students x 14 exercises: ex13 has its row when waived too
 }
 
 @test "each submission scores what its design predicts" {
@@ -86,6 +86,7 @@ solutions ex09 10/10,passed
 solutions ex10 10/10,passed
 solutions ex11 10/10,passed
 solutions ex12 10/10,passed
+solutions ex14 16/16,passed
 exercises ex01 2/10,partial
 exercises ex02 2/10,partial
 exercises ex03 2/10,partial
@@ -98,6 +99,7 @@ exercises ex09 2/10,partial
 exercises ex10 1/10,partial
 exercises ex11 4/10,partial
 exercises ex12 3/10,partial
+exercises ex14 4/16,partial
 fake-output ex03 2/10,partial
 fake-output ex04 5/16,partial
 over-synchronised ex04 5/16,partial
@@ -108,6 +110,7 @@ build-error ex01 0/10,build_error
 level1-only ex04 12/16,partial
 level1-only ex06 10/16,partial
 level1-only ex07 12/16,partial
+level1-only ex14 12/16,partial
 EOF
     # ex13 needs two GPUs in one worker: grade-all gives each worker one, so it
     # is waived for everyone, in no total (make grade with one student gives
@@ -172,6 +175,10 @@ PY
     assert_output "0"
     run metric solutions ex06 level2_runs_overwritten
     assert_output "0"
+    run metric solutions ex14 sms_off_partition
+    assert_output "0"
+    run metric solutions ex14 level2_latency_over_budget
+    python3 -c "import sys; sys.exit(not $output <= 1)" || fail "ex14 level-2 latency over budget $output"
     run grep -c "^note: the reference solution scored" "$ALL.txt"
     assert_output "0"
 }
@@ -190,11 +197,11 @@ PY
 @test "the exercises as handed out score nothing for any concept criterion" {
     run python3 tests/fixtures/grading/check_outputs.py gradescope "$ALL/exercises/results.json"
     assert_success
-    # twelve exercises: their correctness points (2+2+2+3+2+1+3+4+2, ex10 1, ex11 4,
-    # ex12 3, and ex04's and ex07's level two 2 each; ex06's level two, racing both
-    # ways, 0) of 138 (ex04's, ex06's and ex07's level two: 6 each), and 0 for any
-    # concept criterion; ex13, waived (one GPU a worker), in no total
-    assert_output "33/138 0"
+    # thirteen exercises: their correctness points (2+2+2+3+2+1+3+4+2, ex10 1, ex11 4,
+    # ex12 3, ex14 2, and the level twos' of ex04, ex07 and ex14 2 each; ex06's,
+    # racing both ways, 0) of 154 (the level twos of ex04, ex06, ex07 and ex14: 6
+    # each), and 0 for any concept criterion; ex13, waived (one GPU a worker), in no total
+    assert_output "37/154 0"
 }
 
 @test "a level-one-only submission keeps level one's points and earns no level-two concept point" {
@@ -220,6 +227,12 @@ PY
     assert_output --regexp ",2,6$"
     run metric level1-only ex07 efficiency
     python3 -c "import sys; sys.exit(not $output >= 0.8)" || fail "level one's efficiency $output"
+    # ex14: level one's 10 and level two's correctness 2; the device's least
+    # partition misses the budget and is priced below the cheapest that meets it
+    run row level1-only ex14
+    assert_output --partial "12/16,partial,level2_within_budget: level2_latency_over_budget"
+    run grep "^level1-only,ex14," "$ALL/grades.csv"
+    assert_output --regexp ",2,6$"
 }
 
 @test "printed output is never read: ex03's constant misses two random durations, ex04's verdict earns nothing" {

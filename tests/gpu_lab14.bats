@@ -60,3 +60,72 @@ all_observed() {
     [[ "$stderr" == "lab14: cannot run here: "*"1024 SMs"* ]] || fail "$stderr"
     [ "$(printf '%s\n' "$stderr" | wc -l)" -eq 1 ] || fail "not one line: $stderr"
 }
+
+# ex14 as given: two ordinary streams on the whole GPU. Every record right,
+# so its correctness points; the urgent kernel waits for the background
+# (about 100x its time alone), the probes share every SM, and the background
+# is 12% off its waves' model on the rest: no concept point. Level two as
+# given returns the device's least size: a valid k (its correctness points),
+# too small for the budget, and priced below the cheapest one that meets it.
+@test "ex14 as given is right, earns no concept point at either level, and exits 4" {
+    run ./ex14 --quick
+    assert_failure 4
+    assert_output --partial "[ok]   records_verified"
+    assert_output --partial "[ok]   level2_records_verified"
+    assert_output --partial "What the grader would give"
+    assert_output --regexp "\[FAIL\] on_own_sms +0/3"
+    assert_output --regexp "\[FAIL\] waits_for_nothing +0/3"
+    assert_output --regexp "\[FAIL\] background_pays_its_waves +0/2"
+    assert_output --regexp "\[FAIL\] level2_within_budget +0/2"
+    assert_output --regexp "\[FAIL\] level2_cheapest +0/2"
+    assert_output --partial "level 2: 2 of 6 points (a second level, graded apart)"
+    assert_output --partial "total: 4 of 16 points for this run"
+}
+
+@test "sol14 keeps the urgent kernel's SMs its own, picks the cheapest k for the budget, and earns full marks" {
+    json_run ./sol14
+    for v in urgent_on_own_sms urgent_waits_for_nothing background_cost_as_modelled \
+        level2_within_budget level2_cheapest; do
+        observed "$f" "$v"
+    done
+    run ./sol14 --quick
+    assert_success
+    assert_output --partial "total: 16 of 16 points for this run"
+}
+
+@test "ex14's level-one-only fixture: level one's verdicts hold, level two's budget is missed" {
+    make -s BINDIR="$BATS_TEST_TMPDIR/bin" \
+        EX_SRCS=tests/fixtures/submissions/level1-only/ex14_green_contexts.cu ex14
+    run "$BATS_TEST_TMPDIR/bin/ex14" --quick
+    assert_failure 4
+    assert_output --partial "observed: yes urgent_on_own_sms"
+    assert_output --partial "observed: yes urgent_waits_for_nothing"
+    assert_output --partial "observed: NO  level2_within_budget"
+    assert_output --partial "total: 12 of 16 points for this run"
+}
+
+@test "sol14 --check runs both levels' small sizes with every record right" {
+    run ./sol14 --check
+    [ "$status" -ne 1 ] || fail "sol14 --check exited 1: $output"
+    assert_output --partial "[ok]   records_verified"
+    assert_output --partial "[ok]   level2_records_verified"
+}
+
+# The mistake the handout's "In PyTorch" warns of: the urgent kernel in a
+# green context, the background left on the whole GPU (the primary
+# context). The background's blocks fill the partition's SMs too, so the
+# urgent kernel still waits for them, and the probes share 16 SMs.
+@test "ex14 catches a partition whose background was left on the whole GPU" {
+    mkdir -p "$BATS_TEST_TMPDIR/half"
+    sed -n '/^#include/,/^int choose_partition_sms/p' solutions/ex14_green_contexts.cu | sed '$d' |
+        sed 's/p->background_ctx = green_context(req->device, &rest, req->priority, &p->background);/p->background_ctx = NULL; CUDA_CHECK(cudaStreamCreateWithPriority(\&p->background, cudaStreamNonBlocking, req->priority)); (void)rest;/' |
+        sed 's/CU_CHECK(cu.cuGreenCtxDestroy(p->background_ctx));//' >"$BATS_TEST_TMPDIR/half/ex14_green_contexts.cu"
+    sed -n '/^int choose_partition_sms/,$p' solutions/ex14_green_contexts.cu >>"$BATS_TEST_TMPDIR/half/ex14_green_contexts.cu"
+    grep -q "cudaStreamCreateWithPriority" "$BATS_TEST_TMPDIR/half/ex14_green_contexts.cu" || fail "the edit did not apply"
+    make -s BINDIR="$BATS_TEST_TMPDIR/bin" EX_SRCS="$BATS_TEST_TMPDIR/half/ex14_green_contexts.cu" ex14
+    run "$BATS_TEST_TMPDIR/bin/ex14" --quick
+    assert_failure 4
+    assert_output --partial "[ok]   records_verified"
+    assert_output --partial "observed: NO  urgent_on_own_sms"
+    assert_output --partial "observed: NO  urgent_waits_for_nothing"
+}
