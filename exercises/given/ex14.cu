@@ -104,7 +104,7 @@ static const verdict NEAR_ALONE = {
 /* 5%: lab14 measured its waves' model within 0.1% at every k; the whole
  * GPU (no partition) is 1 / 1.14, 12% off, at k = 16 of 132 SMs. */
 static const verdict COST = {
-    "background_cost_as_modelled", 0, 5, "%",
+    "background_cost_as_modelled", 0, 0.05, "%", /* a share: 0.05 prints as 5% */
     "the background did not take as long as its waves on the other SMs predict: is it on "
     "exactly the SMs the urgent work does not have?"};
 static const verdict WITHIN_BUDGET = {
@@ -113,7 +113,7 @@ static const verdict WITHIN_BUDGET = {
     "SMs does that take? (lab14's sweep over k)"};
 /* 2.5%: half the least price gap between the sizes the program draws from (5%). */
 static const verdict CHEAPEST = {
-    "level2_cheapest", 0, 2.5, "%",
+    "level2_cheapest", 0, 0.025, "%",
     "the background paid more (or less) than at the cheapest partition that meets the budget: "
     "a larger k costs it waves, a smaller one misses the budget"};
 
@@ -312,7 +312,7 @@ static double level_one(report *r, int n, int check)
                        used_b, bench.sm_count - P, shared);
         report_verdict(r, &NEAR_ALONE, lat.median / alone.median, "behind the background "
                        "%.1f us, alone %.1f us (medians)", lat.median, alone.median);
-        report_verdict(r, &COST, error, "the background took %.3fx as long as on the whole "
+        report_verdict(r, &COST, error / 100, "the background took %.3fx as long as on the whole "
                        "GPU; its waves on %d SMs predict %.3fx", cost, bench.sm_count - P, model);
     }
     grading_value("sm_count", bench.sm_count);
@@ -401,7 +401,7 @@ static void level_two(report *r, int n, double alone_us, int check)
     if (!check) {
         report_verdict(r, &WITHIN_BUDGET, lat.median / job.budget_us, "%.1f us (median) "
                        "against a budget of %.1f us", lat.median, job.budget_us);
-        report_verdict(r, &CHEAPEST, error, "at k = %d the background took %.3fx; at the "
+        report_verdict(r, &CHEAPEST, error / 100, "at k = %d the background took %.3fx; at the "
                        "cheapest size that meets the budget its waves predict %.3fx", P, cost,
                        best_cost);
     }
