@@ -73,7 +73,7 @@ ifneq ($(and $(CUPTI_LIBDIR),$(CUPTI_INC)),)
   CUPTI_LIBS   := -L$(CUPTI_LIBDIR) -lcupti -Xlinker -rpath -Xlinker $(CUPTI_LIBDIR)
 endif
 
-# ---- NCCL, for lab13 (and ex13, sol13) only ------------------------------------
+# ---- NCCL, for lab13 (and ex13, sol13) and lab14's part 3 only -----------------
 # Found once, here, the standard ways, first that has nccl.h and libnccl.so.2:
 # NCCL_HOME=dir; the CUDA toolkit's own (development and CI machines); the
 # nvidia-nccl-cu13 wheel beside PyTorch (GPU machines: a namespace package, so
@@ -82,7 +82,7 @@ endif
 # an rpath so the program finds it at run time. Not found: lab13, ex13 and
 # sol13 build all the same, without it, and say in one line what to install;
 # nothing else needs NCCL or python3.
-NCCL_PROGRAMS := lab13 ex13 sol13
+NCCL_PROGRAMS := lab13 lab14 ex13 sol13
 nccl_libdir    = $(firstword $(foreach d,$(1)/lib64 $(1)/lib $(1)/targets/x86_64-linux/lib,$(if $(wildcard $(d)/libnccl.so.2),$(d))))
 nccl_ok        = $(and $(wildcard $(1)/include/nccl.h),$(call nccl_libdir,$(1)))
 # NCCL=no builds them without it, as on a machine with none (the CPU tests do).
@@ -98,7 +98,7 @@ ifneq ($(NCCL_DIR),)
   NCCL_LIBS   := -L$(NCCL_LIBDIR) -l:libnccl.so.2 -Xlinker -rpath -Xlinker $(NCCL_LIBDIR)
   NCCL_SAID   := NCCL found in $(NCCL_DIR) (library $(NCCL_LIBDIR)/libnccl.so.2)
 else
-  NCCL_SAID   := no NCCL found (NCCL_HOME, $(or $(CUDA_HOME),the toolkit), the nvidia-nccl-cu13 wheel): lab13, ex13 and sol13 build without it and exit 3
+  NCCL_SAID   := no NCCL found (NCCL_HOME, $(or $(CUDA_HOME),the toolkit), the nvidia-nccl-cu13 wheel): lab13, ex13 and sol13 build without it and exit 3, lab14 without its part 3
 endif
 # Per program: compile flags, and libraries (after the library, for the
 # linker). Their own stamp, so that NCCL found or not rebuilds these alone.

@@ -55,7 +55,7 @@ extern "C" void grad_open(lab_run *run, grad_bench *b, const int *dev, int gpus,
         b->dev[g] = dev[g];
         use(b, g);
         snprintf(name, sizeof name, "GPU%d compute", dev[g]);
-        b->compute[g] = lab_stream(run, name, cudaStreamNonBlocking, 0);
+        b->compute[g] = b->compute_own[g] = lab_stream(run, name, cudaStreamNonBlocking, 0);
         snprintf(name, sizeof name, "GPU%d comm", dev[g]);
         b->comm[g] = b->comm_least[g] = lab_stream(run, name, cudaStreamNonBlocking, 0);
         int least, greatest;
@@ -89,6 +89,12 @@ extern "C" void grad_comm_priority(grad_bench *b, int greatest)
 {
     for (int g = 0; g < b->gpus; g++)
         b->comm[g] = greatest ? b->comm_greatest[g] : b->comm_least[g];
+}
+
+extern "C" void grad_compute_streams(grad_bench *b, const cudaStream_t *streams)
+{
+    for (int g = 0; g < b->gpus; g++)
+        b->compute[g] = streams ? streams[g] : b->compute_own[g];
 }
 
 extern "C" layer_shape grad_shape(const char *name, int blocks, int whole_sm)

@@ -74,6 +74,7 @@ typedef struct {
      * it into comm[] (grad_comm_priority) to ask whether priority makes
      * room for NCCL's kernels among the layers' blocks */
     cudaStream_t comm_least[GRAD_MAX_GPUS], comm_greatest[GRAD_MAX_GPUS];
+    cudaStream_t compute_own[GRAD_MAX_GPUS]; /* compute[]'s own, for grad_compute_streams */
     cudaEvent_t *done[GRAD_MAX_GPUS]; /* done[g][l]: layer l has ended on GPU g */
     float *grad[GRAD_MAX_GPUS], *sum[GRAD_MAX_GPUS];
     unsigned long long *d_wrong[GRAD_MAX_GPUS], *h_wrong;
@@ -94,6 +95,11 @@ void grad_job(grad_bench *b, int layers, double layer_ms, size_t words, layer_sh
 /* Points comm[] at every GPU's greatest-priority communication stream
  * (greatest != 0) or back at the least-priority one. Between runs only. */
 void grad_comm_priority(grad_bench *b, int greatest);
+
+/* Points compute[] at streams[0..gpus-1], one per GPU, made elsewhere (a
+ * green context's, lab14: the layers then run on its SMs only), or with
+ * NULL back at the bench's own. Between runs only. */
+void grad_compute_streams(grad_bench *b, const cudaStream_t *streams);
 
 /* A layer's shape: `blocks` blocks that each hold an SM alone (whole_sm),
  * or that leave room beside them. */

@@ -5,12 +5,34 @@
 # the background on the rest of the SMs takes as long as its waves predict,
 # and its event-timed duration (events recorded in the rest's green
 # context) agrees with its blocks' own %globaltimer log.
+# Part 3 (two GPUs, NCCL): lab13's backward pass in a green context of
+# SMs - k SMs on each GPU gets back the overlap that every SM held lost.
 # Verdicts are asserted on one run each: where another process spoils a
 # comparison, the lab measures it again itself (--retries) and says why.
+#
+# The exit codes: parts 1 and 2 alone (--no-comm) exit 0 or 4 by their
+# verdicts; on one GPU, lab14 runs them, then part 3 on one rank (its sums
+# checked) and exits 3 "part 3 needs 2 GPUs", their verdicts in its JSON.
 
 load test_helper
 
+export NCCL_NVLS_ENABLE=0
+
 setup() { require_gpu; }
+
+# The GPUs this process sees (as gpu_lab13.bats).
+gpus() {
+    if [ -n "${CUDA_VISIBLE_DEVICES:-}" ]; then
+        tr ',' '\n' <<<"$CUDA_VISIBLE_DEVICES" | grep -c .
+    else
+        nvidia-smi -L 2>/dev/null | grep -c '^GPU'
+    fi
+}
+first_gpu() { if [ -n "${CUDA_VISIBLE_DEVICES:-}" ]; then echo "${CUDA_VISIBLE_DEVICES%%,*}"; else echo 0; fi; }
+require_two() { (($(gpus) >= 2)) || skip "needs 2 GPUs ($(gpus) visible)"; }
+
+comm_verdicts="partition_overlap_follows_model partition_keeps_the_gain \
+partition_beats_every_sm_held compute_cost_as_modelled"
 
 verdicts="kernels_on_partition_sms partition_runs_in_waves partition_latency_near_alone \
 partition_beats_priority urgent_stays_in_partition background_cost_as_modelled"
@@ -28,20 +50,80 @@ all_observed() {
     attempts_told "$f" "urgent three ways"
 }
 
-@test "lab14 --quick observes every verdict, its records verified and its events matching the logs" {
-    json_run ./lab14 --quick
+sums_ok() {
+    ok "$(from_json "$f" "[c['passed'] for c in d['checks'] if c['name'] == 'sums_verified'] == [True]")" \
+        "sums_verified failed or is missing: $(from_json "$f" "d['checks']")"
+}
+
+@test "lab14 --quick --no-comm observes every verdict, its records verified and its events matching the logs" {
+    json_run ./lab14 --quick --no-comm
     all_observed sweep_cost_as_modelled
 }
 
-@test "lab14 --quick does its work in under two seconds" {
-    within_budget 2.0 ./lab14 --quick
+@test "lab14 --quick --no-comm does its work in under two seconds" {
+    within_budget 2.0 ./lab14 --quick --no-comm
+}
+
+@test "lab14 on one GPU: parts 1 and 2's verdicts, part 3's sums checked on one rank, then exit 3: needs 2 GPUs" {
+    run --separate-stderr env CUDA_VISIBLE_DEVICES="$(first_gpu)" ./lab14 --quick --json
+    f="$BATS_TEST_TMPDIR/r.json"
+    printf '%s\n' "$output" >"$f"
+    assert_failure 3
+    assert_equal "$stderr" "lab14: cannot run here: part 3 needs 2 GPUs (this machine shows 1; parts 1 and 2 ran, and part 3's sums and cross-context event waits were checked on one rank)"
+    all_observed sweep_cost_as_modelled
+    sums_ok
+    for v in $comm_verdicts; do
+        ok "$(from_json "$f" "'$v' not in [v['name'] for v in d['verdict']['items']]")" \
+            "a one-GPU run judged $v: $(from_json "$f" "d['verdict']")"
+    done
+}
+
+@test "lab14 built without NCCL runs parts 1 and 2, then exits 3 saying what part 3 needs" {
+    bin="$BATS_TEST_TMPDIR/bin"
+    run make -s --no-print-directory NCCL=no BINDIR="$bin" lab14
+    assert_success
+    run --separate-stderr "$bin/lab14" --quick --json
+    f="$BATS_TEST_TMPDIR/r.json"
+    printf '%s\n' "$output" >"$f"
+    assert_failure 3
+    assert_equal "$stderr" "lab14: cannot run here: part 3 needs NCCL, and this lab14 was built without it (parts 1 and 2 ran): install it (the CUDA toolkit's, NCCL_HOME=dir, or pip install nvidia-nccl-cu13) and run make again"
+    all_observed sweep_cost_as_modelled
+}
+
+# Two H200s (nvidia-h200-x2): the partition's overlap against lab13's cases.
+@test "lab14 --quick on two GPUs observes every verdict of the three parts, its sums verified" {
+    require_two
+    json_run ./lab14 --quick
+    all_observed sweep_cost_as_modelled $comm_verdicts sweep_compute_cost_as_modelled
+    sums_ok
+    attempts_told "$f" "every SM, half, SMs - k"
+}
+
+@test "lab14 --quick on two GPUs does its work in under four seconds" {
+    require_two
+    within_budget 4.0 ./lab14 --quick
+}
+
+# lab13's two H200s: 1.44x with the layers on half of the SMs, 0.97x with
+# every SM held. Part 3 in the partition: faster than serial, and faster
+# overlapped than every SM held (the verdicts); every SM held still near 1x
+# (at most 1.1x: lab13's 0.97x, with its spread); each GPU split alike.
+@test "lab14 (default) on two GPUs: the partition gets the overlap back that every SM held lost" {
+    require_two
+    json_run ./lab14
+    all_observed sweep_cost_as_modelled $comm_verdicts sweep_compute_cost_as_modelled
+    sums_ok
+    within "$f" "every SM held" speedup 0 1.1
+    within "$f" "SMs - k, green context" speedup 1.1 100
+    k=$(report value "$f" device comm_sms)
+    ok "$k >= 16" "k = $k SMs for 16 asked"
 }
 
 # The split's rule from cuda.h: at least minSmPartitionSize SMs, in steps of
 # smCoscheduledAlignment; the rest is every other SM. Each kernel ran on
 # exactly its partition's SMs (the verdict), none shared.
 @test "lab14 (default): the split follows the device's granularity, and every verdict holds" {
-    json_run ./lab14
+    json_run ./lab14 --no-comm
     all_observed sweep_cost_as_modelled
     local sms part rest min align
     sms=$(report value "$f" device sm_count)

@@ -6,7 +6,7 @@
  *   nothing); layers of one block per SM that hold none alone leave room;
  *   the link: the same buckets on a communicator limited to a few blocks
  *   (maxCTAs), a link several times slower, where the overlap saves more.
- * The rounds and the models are lab13.cu's (lab13.h). */
+ * The rounds and the models are kernels/overlap.h's. */
 #include "lab13.h"
 
 #include <stdio.h>
@@ -71,14 +71,14 @@ static double slow_share(const decides *d)
 static int attempt_decides(void *ctx, double *spread)
 {
     decides *d = (decides *)ctx;
-    measure(d->b, d->full, FULL_WAYS, d->full_time, d->full_model);
-    d->full_speedup = speedup_of(d->b, F_SERIAL, F_OVERLAPPED);
-    d->urgent_speedup = speedup_of(d->b, F_SERIAL, F_URGENT);
-    d->one_speedup = speedup_of(d->b, F_ONE_SERIAL, F_ONE_OVERLAPPED);
-    d->room = speedup_of(d->b, F_OVERLAPPED, F_ONE_OVERLAPPED);
-    measure(d->b, d->slow, SLOW_WAYS, d->slow_time, d->slow_model);
-    d->slow_speedup = speedup_of(d->b, 1, 2);
-    d->fast_speedup = speedup_of(d->b, 3, 4);
+    overlap_measure(&d->b->o, d->full, FULL_WAYS, d->full_time, d->full_model);
+    d->full_speedup = speedup_of(&d->b->o, F_SERIAL, F_OVERLAPPED);
+    d->urgent_speedup = speedup_of(&d->b->o, F_SERIAL, F_URGENT);
+    d->one_speedup = speedup_of(&d->b->o, F_ONE_SERIAL, F_ONE_OVERLAPPED);
+    d->room = speedup_of(&d->b->o, F_OVERLAPPED, F_ONE_OVERLAPPED);
+    overlap_measure(&d->b->o, d->slow, SLOW_WAYS, d->slow_time, d->slow_model);
+    d->slow_speedup = speedup_of(&d->b->o, 1, 2);
+    d->fast_speedup = speedup_of(&d->b->o, 3, 4);
     *spread = fmax(stats_spread(&d->full_speedup), stats_spread(&d->slow_speedup));
     return verdict_holds(&FULL_SMS_HIDE_LESS, gain_share(d, &d->full_speedup)) &&
            verdict_holds(&PRIORITY_MAKES_NO_ROOM, gain_share(d, &d->urgent_speedup)) &&
@@ -103,34 +103,34 @@ void what_decides(lab_run *run, lab *b, const job *main_job, const job *slow_job
     job full = *main_job, one = *main_job;
     full.shape = b->full, one.shape = b->one;
     decides d = {b, half_speedup};
-    d.full[F_COMPUTE] = make_way(b, &full, COMPUTE_ONLY, &b->fast, &b->fast_fit, full.mib);
-    d.full[F_SERIAL] = make_way(b, &full, SERIAL, &b->fast, &b->fast_fit, full.mib);
-    d.full[F_OVERLAPPED] = make_way(b, &full, OVERLAPPED, &b->fast, &b->fast_fit, bucket_mib);
+    d.full[F_COMPUTE] = make_way(&b->o, &full, COMPUTE_ONLY, &b->fast, &b->fast_fit, full.mib);
+    d.full[F_SERIAL] = make_way(&b->o, &full, SERIAL, &b->fast, &b->fast_fit, full.mib);
+    d.full[F_OVERLAPPED] = make_way(&b->o, &full, OVERLAPPED, &b->fast, &b->fast_fit, bucket_mib);
     d.full[F_URGENT] = d.full[F_OVERLAPPED];
     d.full[F_URGENT].urgent_comm = 1;
     snprintf(d.full[F_URGENT].name, sizeof d.full[F_URGENT].name,
              "bucket %g MiB, NCCL at the greatest priority", bucket_mib);
-    d.full[F_ONE_SERIAL] = make_way(b, &one, SERIAL, &b->fast, &b->fast_fit, one.mib);
-    d.full[F_ONE_OVERLAPPED] = make_way(b, &one, OVERLAPPED, &b->fast, &b->fast_fit, bucket_mib);
+    d.full[F_ONE_SERIAL] = make_way(&b->o, &one, SERIAL, &b->fast, &b->fast_fit, one.mib);
+    d.full[F_ONE_OVERLAPPED] = make_way(&b->o, &one, OVERLAPPED, &b->fast, &b->fast_fit, bucket_mib);
 
     char who[24];
     snprintf(who, sizeof who, "maxCTAs %d", slow_ctas);
     report_section(run->r, "Part 4: what decides the overlap");
     report_text(run->r, "  a slow link: NCCL limited to %d block(s) per collective\n", slow_ctas);
-    ranks_open(&b->slow, b->g.dev, b->g.gpus, slow_ctas);
+    ranks_open(&b->slow, b->o.g.dev, b->o.g.gpus, slow_ctas);
     const double sizes[] = {slow_job->mib / 16, slow_job->mib / 4, slow_job->mib};
-    b->slow_fit = allreduce_sweep(run, b, &b->slow, who, sizes, 3);
-    d.slow[0] = make_way(b, slow_job, COMPUTE_ONLY, &b->slow, &b->slow_fit, slow_job->mib);
-    d.slow[1] = make_way(b, slow_job, SERIAL, &b->slow, &b->slow_fit, slow_job->mib);
-    d.slow[2] = make_way(b, slow_job, OVERLAPPED, &b->slow, &b->slow_fit, bucket_mib);
-    d.slow[3] = make_way(b, slow_job, SERIAL, &b->fast, &b->fast_fit, slow_job->mib);
-    d.slow[4] = make_way(b, slow_job, OVERLAPPED, &b->fast, &b->fast_fit, bucket_mib);
+    b->slow_fit = allreduce_sweep(run, &b->o, &b->slow, who, sizes, 3, slow_job);
+    d.slow[0] = make_way(&b->o, slow_job, COMPUTE_ONLY, &b->slow, &b->slow_fit, slow_job->mib);
+    d.slow[1] = make_way(&b->o, slow_job, SERIAL, &b->slow, &b->slow_fit, slow_job->mib);
+    d.slow[2] = make_way(&b->o, slow_job, OVERLAPPED, &b->slow, &b->slow_fit, bucket_mib);
+    d.slow[3] = make_way(&b->o, slow_job, SERIAL, &b->fast, &b->fast_fit, slow_job->mib);
+    d.slow[4] = make_way(&b->o, slow_job, OVERLAPPED, &b->fast, &b->fast_fit, bucket_mib);
     for (int i = 1; i < SLOW_WAYS; i++)
         snprintf(d.slow[i].name, sizeof d.slow[i].name, "%s, %s", i < 3 ? who : "full link",
                  i % 2 ? "serial" : "overlapped");
     report_param(run->r, "slow_layer_ms", slow_job->layer_ms, "ms");
     report_param(run->r, "slow_grad_mib", slow_job->mib, "MiB");
-    if (b->g.gpus < 2) {
+    if (b->o.g.gpus < 2) {
         double spread;
         attempt_decides(&d, &spread);
     } else {
@@ -150,7 +150,7 @@ void what_decides(lab_run *run, lab *b, const job *main_job, const job *slow_job
     report_compare(run->r, "full link", "speedup", "serial / overlapped models",
                    d.slow_model[3] / d.slow_model[4], &d.fast_speedup, "x");
     ranks_close(&b->slow);
-    if (b->g.gpus < 2)
+    if (b->o.g.gpus < 2)
         return;
     report_verdict(run->r, &FULL_SMS_HIDE_LESS, gain_share(&d, &d.full_speedup), "layers on "
                    "every SM: %.2fx, on half of them %.2fx: %.0f%% of the gain kept",

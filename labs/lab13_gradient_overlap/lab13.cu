@@ -60,125 +60,6 @@ static const program_info program = {
     .before_context = ranks_before_context,
 };
 
-/* ---- one backward pass, issued by one thread for every GPU -------------- */
-
-static void issue(const way *w)
-{
-    grad_bench *g = &w->b->g;
-    int k = 0, buckets = grad_buckets(g->words, w->bucket);
-    for (int l = 0; l < g->layers; l++) {
-        for (int r = 0; r < g->gpus; r++) {
-            grad_layer(g, r, l);
-            CUDA_CHECK(cudaEventRecord(g->done[r][l], g->compute[r])); /* "layer l has ended" */
-        }
-        /* every bucket whose last layer this was: its GPUs' comm streams wait, then one group */
-        for (; w->how == OVERLAPPED && k < buckets && grad_bucket_last_layer(g, w->bucket, k) == l;
-             k++) {
-            for (int r = 0; r < g->gpus && !no_wait; r++)
-                CUDA_CHECK(cudaStreamWaitEvent(g->comm[r], g->done[r][l], 0));
-            size_t first = (size_t)k * w->bucket;
-            ranks_all_reduce(w->rk, g, first, g->words - first < w->bucket ? g->words - first
-                                                                             : w->bucket);
-        }
-    }
-    if (w->how == SERIAL) { /* all layers, then all the gradients at once */
-        for (int r = 0; r < g->gpus; r++)
-            CUDA_CHECK(cudaStreamWaitEvent(g->comm[r], g->done[r][g->layers - 1], 0));
-        ranks_all_reduce(w->rk, g, 0, g->words);
-    }
-}
-
-/* One run on poisoned buffers, timed on the host's clock from idle GPUs to
- * idle GPUs (no one stream's events time two GPUs); its sums checked. */
-void timed_run(void *ctx, double *ms)
-{
-    const way *w = (const way *)ctx;
-    grad_bench *g = &w->b->g;
-    grad_job(g, w->j->layers, w->j->layer_ms, (size_t)(w->j->mib * MIB / sizeof(float)),
-             w->j->shape);
-    grad_poison(g);
-    grad_comm_priority(g, w->urgent_comm);
-    double t0 = host_time_ms();
-    issue(w);
-    grad_sync(g);
-    *ms = host_time_ms() - t0;
-    grad_comm_priority(g, 0);
-    w->b->sums.where = w->name;
-    if (w->how != COMPUTE_ONLY)
-        grad_verify(g, g->words, &w->b->sums);
-}
-
-way make_way(lab *b, const job *j, enum how how, const ranks *rk, const link_fit *fit,
-             double bucket_mib_)
-{
-    way w = {b, j, how, rk, fit, (size_t)(bucket_mib_ * MIB / sizeof(float)), 0, ""};
-    snprintf(w.name, sizeof w.name, how == COMPUTE_ONLY ? "compute only" : how == SERIAL ?
-             "serial" : "bucket %g MiB", bucket_mib_);
-    return w;
-}
-
-void measure(lab *b, way *w, int n, stats *time, double *model)
-{
-    measure_ways(timed_run, w, sizeof *w, n, 1, WARMUP, b->reps, b->samples);
-    stats_of_rows(b->samples, n, b->reps, time);
-    for (int i = 0; i < n; i++) {
-        grad_job(&b->g, w[i].j->layers, w[i].j->layer_ms,
-                 (size_t)(w[i].j->mib * MIB / sizeof(float)), w[i].j->shape);
-        model[i] = w[i].how == COMPUTE_ONLY ? w[i].j->layers * w[i].j->layer_ms
-                 : w[i].how == SERIAL ? serial_model_ms(w[i].fit, &b->g, time[0].median)
-                 : overlap_model_ms(w[i].fit, &b->g, time[0].median, w[i].bucket);
-    }
-}
-
-stats speedup_of(const lab *b, int serial, int i)
-{
-    return stats_of_ratios(b->samples + (size_t)serial * b->reps, b->samples + (size_t)i * b->reps,
-                           b->reps);
-}
-
-/* ---- part 1: what an all-reduce costs ------------------------------------ */
-
-typedef struct { lab *b; const ranks *rk; size_t words; } sized;
-
-static double allreduce_ms(void *ctx)
-{
-    sized *s = (sized *)ctx;
-    double t0 = host_time_ms();
-    for (int i = 0; i < CALLS; i++) /* back to back, as nccl-tests times them */
-        ranks_all_reduce(s->rk, &s->b->g, 0, s->words);
-    grad_sync(&s->b->g);
-    return (host_time_ms() - t0) / CALLS;
-}
-
-link_fit allreduce_sweep(lab_run *run, lab *b, const ranks *rk, const char *who,
-                         const double *mib, int n)
-{
-    double bytes[8], ms[8], scale = 2.0 * (b->g.gpus - 1) / b->g.gpus;
-    stats s[8];
-    job fill = {layers, 0, mib[n - 1], b->half}; /* layers of no time: gradients to sum */
-    way w = make_way(b, &fill, COMPUTE_ONLY, rk, NULL, mib[n - 1]);
-    double unused;
-    timed_run(&w, &unused);
-    for (int i = 0; i < n; i++) {
-        sized c = {b, rk, (size_t)(mib[i] * MIB / sizeof(float))};
-        s[i] = measure(allreduce_ms, &c, WARMUP, b->reps);
-        bytes[i] = mib[i] * MIB, ms[i] = s[i].median;
-        b->sums.where = who;
-        grad_verify(&b->g, c.words, &b->sums);
-    }
-    link_fit f = link_fit_of(bytes, ms, n);
-    for (int i = 0; i < n; i++) {
-        char name[64];
-        snprintf(name, sizeof name, "%s, %g MiB", who, mib[i]);
-        report_compare(run->r, name, "time", "alpha + S/B", allreduce_model_ms(&f, bytes[i]),
-                       &s[i], "ms");
-        report_value(run->r, name, "busbw", bytes[i] / ms[i] * 1e-6 * scale, "GB/s");
-    }
-    report_value(run->r, who, "alpha", f.alpha_ms * 1e3, "us");
-    report_value(run->r, who, "B", f.bytes_per_ms * 1e-6, "GB/s");
-    return f;
-}
-
 /* ---- parts 2 and 3: serial, overlapped, and the bucket sweep -------------- */
 
 /* The model leaves out that NCCL's kernels take SMs, memory bandwidth and
@@ -213,10 +94,10 @@ static double model_speedup(const sweep *p, int i) { return p->model[1] / p->mod
 static int attempt_sweep(void *ctx, double *spread)
 {
     sweep *p = (sweep *)ctx;
-    measure(p->b, p->w, p->n, p->time, p->model);
+    overlap_measure(&p->b->o, p->w, p->n, p->time, p->model);
     p->best = 2, *spread = 0;
     for (int i = 2; i < p->n; i++) {
-        p->speedup[i] = speedup_of(p->b, 1, i);
+        p->speedup[i] = speedup_of(&p->b->o, 1, i);
         *spread = fmax(*spread, stats_spread(&p->speedup[i]));
         if (p->speedup[i].median > p->speedup[p->best].median)
             p->best = i;
@@ -252,10 +133,10 @@ static double buckets(lab_run *run, lab *b, const job *j)
     int nb = buckets_of(mib);
     sweep p = {b, *j};
     p.n = nb + 2;
-    p.w[0] = make_way(b, &p.j, COMPUTE_ONLY, &b->fast, &b->fast_fit, grad_mib);
-    p.w[1] = make_way(b, &p.j, SERIAL, &b->fast, &b->fast_fit, grad_mib);
+    p.w[0] = make_way(&b->o, &p.j, COMPUTE_ONLY, &b->fast, &b->fast_fit, grad_mib);
+    p.w[1] = make_way(&b->o, &p.j, SERIAL, &b->fast, &b->fast_fit, grad_mib);
     for (int i = 0; i < nb; i++)
-        p.w[i + 2] = make_way(b, &p.j, OVERLAPPED, &b->fast, &b->fast_fit, mib[i]);
+        p.w[i + 2] = make_way(&b->o, &p.j, OVERLAPPED, &b->fast, &b->fast_fit, mib[i]);
     report_section(run->r, "Parts 2 and 3: serial, and overlapped bucket by bucket");
     report_param(run->r, "layers", layers, "");
     report_param(run->r, "layer_ms", layer_ms, "ms");
@@ -263,7 +144,7 @@ static double buckets(lab_run *run, lab *b, const job *j)
     report_param(run->r, "bucket_mib", bucket_mib, "MiB");
     report_param(run->r, "compute_sms", b->half.blocks, "SMs");
     double spread;
-    if (b->g.gpus < 2)
+    if (b->o.g.gpus < 2)
         attempt_sweep(&p, &spread);
     else
         lab_attempt(run, "serial vs overlapped buckets", attempt_sweep, &p);
@@ -280,7 +161,7 @@ static double buckets(lab_run *run, lab *b, const job *j)
     }
     timeline_traced_run("serial", timed_run, &p.w[1]); /* --trace: for the figure */
     timeline_traced_run("overlapped", timed_run, &p.w[dflt]);
-    if (b->g.gpus < 2)
+    if (b->o.g.gpus < 2)
         return p.speedup[dflt].median;
     report_section(run->r, "Did the buckets hide the communication?");
     report_verdict(run->r, &OVERLAP_FOLLOWS_MODEL, p.speedup[dflt].median / model_speedup(&p, dflt),
@@ -301,15 +182,16 @@ static void lab_open(lab_run *run, lab *b, gpu_sharing *start)
     int dev[GRAD_MAX_GPUS], n = gpus_visible(run->dev.index, dev, GRAD_MAX_GPUS);
     /* one set of buffers serves both jobs: the larger one's gradients */
     size_t words = (size_t)(fmax(grad_mib, slow_grad_mib) * MIB / sizeof(float));
-    grad_open(run, &b->g, dev, n, layers > 24 ? layers : 24, words);
-    b->reps = run->opt.reps;
-    b->samples = (double *)lab_pageable(run, MAX_WAYS * (size_t)b->reps * sizeof(double));
+    grad_open(run, &b->o.g, dev, n, layers > 24 ? layers : 24, words);
+    b->o.all_reduce = ranks_all_reduce, b->o.no_wait = no_wait, b->o.sm_count = run->dev.sm_count;
+    b->o.reps = run->opt.reps;
+    b->o.samples = (double *)lab_pageable(run, MAX_WAYS * (size_t)b->o.reps * sizeof(double));
     /* half of the SMs for the layers, the rest free for NCCL's kernels; or every one */
     b->half = grad_shape("half of the SMs", run->dev.sm_count / 2, 1);
     b->full = grad_shape("every SM held", run->dev.sm_count, 1);
     b->one = grad_shape("one block on every SM", run->dev.sm_count, 0);
     gpus_probe_sharing(dev, n, start);
-    grad_warm(&b->g); /* every kernel on every GPU before the first collective */
+    grad_warm(&b->o.g); /* every kernel on every GPU before the first collective */
     ranks_open(&b->fast, dev, n, 0);
     report_fact(run->r, "gpus", n, "", "one process drives %d GPU(s), one NCCL rank each "
                 "(NCCL %d, NCCL_NVLS_ENABLE=0)", n, ranks_version());
@@ -329,17 +211,17 @@ int main(int argc, char **argv)
     while (n_sizes < 6 && sizes[n_sizes] <= grad_mib)
         n_sizes++;
     report_section(run.r, "Part 1: what an all-reduce of S bytes costs");
-    b.fast_fit = allreduce_sweep(&run, &b, &b.fast, "full link", sizes, n_sizes);
+    b.fast_fit = allreduce_sweep(&run, &b.o, &b.fast, "full link", sizes, n_sizes, &main_job);
     double half_speedup = buckets(&run, &b, &main_job);
     what_decides(&run, &b, &main_job, &slow_job, bucket_mib, slow_ctas, half_speedup);
     report_section(run.r, "Checks");
-    report_tally(run.r, "sums_verified", &b.sums, "reduced gradient words that are not the sum "
+    report_tally(run.r, "sums_verified", &b.o.sums, "reduced gradient words that are not the sum "
                  "over the GPUs (fresh words every run, poisoned before it)");
-    grad_sync(&b.g);
+    grad_sync(&b.o.g);
     ranks_close(&b.fast);
-    gpus_probe_sharing(b.g.dev, b.g.gpus, end);
-    gpus_report_sharing(run.r, b.g.dev, b.g.gpus, start, end);
-    if (b.g.gpus < 2)
+    gpus_probe_sharing(b.o.g.dev, b.o.g.gpus, end);
+    gpus_report_sharing(run.r, b.o.g.dev, b.o.g.gpus, start, end);
+    if (b.o.g.gpus < 2)
         report_cannot_show(run.r, "cannot show the overlap here: needs 2 GPUs (this machine "
                            "shows 1; every sum and event wait was checked on one rank)");
     return lab_end(&run);

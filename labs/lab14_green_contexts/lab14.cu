@@ -7,9 +7,11 @@
  * SMs, and nothing else can take them. Where do the kernels really run? How
  * long does the urgent kernel wait in its own partition, against the same
  * and the greatest priority? And what does the partition cost the background,
- * which now has fewer SMs?
+ * which now has fewer SMs? And on two GPUs (part 3), can a partition give
+ * NCCL's kernels the SMs that lab13's backward pass took from them?
  *
  * Build and run:   make lab14 && ./lab14        (./lab14 --help for options)
+ *                  ./lab14 --no-comm            parts 1 and 2 alone (one GPU, no NCCL)
  *
  * What to look for: (1) the split the device gives (it rounds up to its
  * granularity: 8 SMs on Hopper), and a kernel in each partition running on
@@ -17,7 +19,11 @@
  * size predicts. (2) the urgent kernel: the rest of the background at the
  * same priority, the rest of one background block at the greatest, about its own
  * time alone in its partition; the background, on SMs - k SMs, about
- * SMs / (SMs - k) times as long; the sweep over k shows the trade.
+ * SMs / (SMs - k) times as long; the sweep over k shows the trade. (3) on
+ * two GPUs (comm.cu), the layers in a green context of SMs - k SMs and
+ * NCCL's calls in the primary context: the overlap that every SM held lost
+ * comes back, for a compute cost of about SMs / (SMs - k). On one GPU part 3
+ * checks its sums on one rank and exits 3: it needs two.
  *
  * Contexts: the runtime's streams and every event belong to the device's
  * primary context. A green context is that primary context with fewer SMs:
@@ -38,6 +44,11 @@ int waves = 50;           /* lab05's background, 50 waves */
 int urgent_blocks = 16;   /* the urgent kernel fills a 16-SM partition once */
 double urgent_us = 10;
 int no_sweep = 0;
+int comm_sms = 16;        /* part 3: the issue's 16 of 132, now for NCCL */
+double layer_ms = 0.148;  /* part 3: lab13's layer (24 of them) */
+double grad_mib = 1024;   /* part 3: lab13's gradients per GPU */
+int comm_rounds = 7;      /* part 3: lab13's rounds */
+int no_comm = 0;
 static double spread_us = 50; /* part 1: each block of the kernels that show the split */
 static int spread_waves = 4;  /* part 1: blocks = 4 x SMs, 528 on an H100, as the issue's */
 
@@ -49,7 +60,14 @@ static const option lab_options[] = {
     {"urgent-blocks", OPT_INT, &urgent_blocks, 1, MAX_SMS, NO_QUICK, "N", "part 2: the urgent kernel's blocks"},
     {"urgent-us", OPT_DOUBLE, &urgent_us, 2, 1000, NO_QUICK, "US", "part 2: each urgent block's spin"},
     {"spread-us", OPT_DOUBLE, &spread_us, 10, 10000, NO_QUICK, "US", "part 1: each block's spin"},
-    {"no-sweep", OPT_FLAG, &no_sweep, 0, 0, NO_QUICK, NULL, "part 2: leave out the sweep over k"},
+    {"no-sweep", OPT_FLAG, &no_sweep, 0, 0, NO_QUICK, NULL, "parts 2 and 3: leave out the sweeps over k"},
+    {"comm-sms", OPT_INT, &comm_sms, 1, MAX_SMS, NO_QUICK, "K",
+     "part 3: SMs kept free of the layers for NCCL (rounded up as --partition-sms)"},
+    {"layer-ms", OPT_DOUBLE, &layer_ms, 0.01, 20, 0.074, "MS", "part 3: each layer's compute on every SM"},
+    {"grad-mib", OPT_DOUBLE, &grad_mib, 8, 8192, 256, "MIB", "part 3: gradients per GPU"},
+    {"comm-rounds", OPT_INT, &comm_rounds, 3, 100, 3, "N", "part 3: rounds of its ways, paired"},
+    {"no-comm", OPT_FLAG, &no_comm, 0, 0, NO_QUICK, NULL,
+     "leave out part 3 (two GPUs, NCCL): the exit code is parts 1 and 2's"},
     {NULL},
 };
 
@@ -58,43 +76,51 @@ static const program_info program = {
     .handout = "labs/lab14_green_contexts/README.md",
     .options = lab_options, .reps = 40, .quick_reps = 8, /* urgent samples per way */
     .needs = NEEDS_CONCURRENT_KERNELS | NEEDS_OVERLAP | NEEDS_PRIORITIES,
+    .memory_option = "grad-mib", .memory_per_unit = 2 * 1048576.0, /* part 3: gradients + sums */
+    .before_context = comm_before_context,
 };
 
 /* ---- partitions: one split, two green contexts ------------------------------ */
 
-/* A green context holding `res`, and a non-blocking stream in it at the least
- * priority (the background's: what part 2 shows is the partition, not a
- * priority). CU_GREEN_CTX_DEFAULT_STREAM is required by CUDA 13. */
-static CUgreenCtx green_context(const bench *b, CUdevResource *res, cudaStream_t *s)
+/* A green context holding `res` on device dev, and a non-blocking stream in
+ * it at `priority` (part 2: the least, the background's: what it shows is
+ * the partition, not a priority). CU_GREEN_CTX_DEFAULT_STREAM is required
+ * by CUDA 13. */
+static CUgreenCtx green_context(CUdevice dev, CUdevResource *res, int priority, cudaStream_t *s)
 {
     CUdevResourceDesc desc;
     CUgreenCtx g;
     CUstream cs;
     CU_CHECK(cu.cuDevResourceGenerateDesc(&desc, res, 1));
-    CU_CHECK(cu.cuGreenCtxCreate(&g, desc, b->cudev, CU_GREEN_CTX_DEFAULT_STREAM));
-    CU_CHECK(cu.cuGreenCtxStreamCreate(&cs, g, CU_STREAM_NON_BLOCKING, b->least));
+    CU_CHECK(cu.cuGreenCtxCreate(&g, desc, dev, CU_GREEN_CTX_DEFAULT_STREAM));
+    CU_CHECK(cu.cuGreenCtxStreamCreate(&cs, g, CU_STREAM_NON_BLOCKING, priority));
     *s = cs;
     return g;
 }
 
-void partition_open(bench *b, int k, partition *p)
+void partition_split(CUdevice dev, CUdevResource *all, int priority, int k, partition *p)
 {
     CUdevResource part, rest;
     unsigned int groups = 1;
-    CUresult e = cu.cuDevSmResourceSplitByCount(&part, &groups, &b->all, &rest, 0, (unsigned)k);
+    CUresult e = cu.cuDevSmResourceSplitByCount(&part, &groups, all, &rest, 0, (unsigned)k);
     if (e == CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION || e == CUDA_ERROR_INVALID_VALUE ||
         (e == CUDA_SUCCESS && groups == 0))
-        fail_cannot_run("the device refuses a partition of %d SMs (%s; it has %d, split in "
-                        "partitions of at least %d, in steps of %d)", k,
-                        e == CUDA_SUCCESS ? "no group made" : cu_error_name(e), b->sm_count,
-                        b->min_sms, b->align);
+        fail_cannot_run("the device refuses a partition of %d SMs (%s; it has %u, split in "
+                        "partitions of at least %u, in steps of %u)", k,
+                        e == CUDA_SUCCESS ? "no group made" : cu_error_name(e), all->sm.smCount,
+                        all->sm.minSmPartitionSize, all->sm.smCoscheduledAlignment);
     cu_check(e, "cuDevSmResourceSplitByCount", __FILE__, __LINE__);
     p->asked = k, p->sms = (int)part.sm.smCount, p->rest_sms = (int)rest.sm.smCount;
     if (p->rest_sms < 1)
-        fail_cannot_run("a partition of %d SMs (%d asked) leaves none of the %d for the rest",
-                        p->sms, k, b->sm_count);
-    p->ctx = green_context(b, &part, &p->stream);
-    p->rest_ctx = green_context(b, &rest, &p->rest_stream);
+        fail_cannot_run("a partition of %d SMs (%d asked) leaves none of the %u for the rest",
+                        p->sms, k, all->sm.smCount);
+    p->ctx = green_context(dev, &part, priority, &p->stream);
+    p->rest_ctx = green_context(dev, &rest, priority, &p->rest_stream);
+}
+
+void partition_open(bench *b, int k, partition *p)
+{
+    partition_split(b->cudev, &b->all, b->least, k, p);
 }
 
 void partition_close(partition *p)
@@ -253,7 +279,12 @@ int main(int argc, char **argv)
     partitions_seen(&run, &b);
     urgent_work(&run, &b);
     partition_close(&b.p);
+    if (!no_comm)
+        comm_keeps_sms(&run, &b);
     report_section(run.r, "Checks");
     report_tally(run.r, "block_records", &b.records, "block records wrong (tag, block, duration, SM)");
+    if (b.sums.checked)
+        report_tally(run.r, "sums_verified", &b.sums, "part 3: reduced gradient words that are "
+                     "not the sum over the GPUs (fresh words every run, poisoned before it)");
     return lab_end(&run);
 }

@@ -1,7 +1,9 @@
 /* lab14's parts share this: a partition (two green contexts from one split
  * of the SMs), the bench both parts work on, and where each kernel ran.
  * lab14.cu is part 1 (partitions, seen) and main(); urgent.cu part 2 (urgent
- * work three ways, and the sweep over the partition's size). */
+ * work three ways, and the sweep over the partition's size); comm.cu part 3
+ * (communication keeps its SMs: lab13's backward pass in a green context on
+ * each of two GPUs, NCCL beside it). */
 #ifndef LAB14_H
 #define LAB14_H
 
@@ -27,7 +29,12 @@ extern double block_us;    /* part 2: one background block */
 extern int waves;          /* part 2: background blocks = waves x SMs */
 extern int urgent_blocks;  /* part 2: the urgent kernel's blocks */
 extern double urgent_us;   /* part 2: each of its blocks' spin */
-extern int no_sweep;       /* part 2: --no-sweep leaves the sweep over k out */
+extern int no_sweep;       /* parts 2 and 3: --no-sweep leaves the sweeps over k out */
+extern int comm_sms;       /* part 3: k, the SMs kept free of the layers for NCCL */
+extern double layer_ms;    /* part 3: each layer's compute on every SM */
+extern double grad_mib;    /* part 3: gradients per GPU */
+extern int comm_rounds;    /* part 3: rounds of its ways */
+extern int no_comm;        /* --no-comm leaves part 3 out */
 
 typedef struct bench {
     CUdevice cudev;                /* the GPU, as the driver API names it */
@@ -41,13 +48,17 @@ typedef struct bench {
     int log_len;
     uint64_t tag;                  /* fresh every run, one more per launch */
     tally records;                 /* every block record checked */
+    tally sums;                    /* part 3: every reduced gradient word checked */
     partition p;                   /* the partition of --partition-sms, both parts use it */
     unsigned char in_part[MAX_SMS], in_rest[MAX_SMS]; /* SMs each side used in part 1 */
 } bench;
 
-/* Splits `k` SMs off (the driver rounds up to its granularity) into *p, and
- * the rest into a second green context. Exits 3 naming the size when the
- * device refuses it or leaves nothing for the rest. */
+/* Splits `k` SMs off device dev's SMs `all` (cuDeviceGetDevResource's;
+ * the driver rounds up to its granularity) into *p, and the rest into a
+ * second green context; both streams at `priority`. Exits 3 naming the
+ * size when the device refuses it or leaves nothing for the rest. */
+void partition_split(CUdevice dev, CUdevResource *all, int priority, int k, partition *p);
+/* partition_split on the bench's GPU, streams at the least priority. */
 void partition_open(bench *b, int k, partition *p);
 /* Waits for both streams, destroys them and the two contexts. */
 void partition_close(partition *p);
@@ -62,5 +73,11 @@ double blocks_collect(bench *b, int blocks, uint64_t tag, uint64_t ns, int slot,
                       unsigned char *used);
 
 void urgent_work(lab_run *run, bench *b);  /* part 2, urgent.cu */
+/* Part 3, comm.cu. Without NCCL, or on one GPU after checking its sums on
+ * one rank, it says why it cannot show the effect (report_cannot_show:
+ * exit 3, parts 1 and 2's verdicts kept in the report). */
+void comm_keeps_sms(lab_run *run, bench *b);
+/* program_info's before_context: NCCL without multicast, modules loaded eagerly. */
+void comm_before_context(void);
 
 #endif
