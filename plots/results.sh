@@ -7,7 +7,8 @@
 # Each program runs with --csv; lab04 also runs once per kernel ratio of the
 # sweep (figure 3); lab04, lab07, lab08 and lab11 run once more with --quick
 # --trace for their timelines (figures 4, 6, 7 and 8). lab13's report is
-# figure 9; on one GPU it is waived (exit 3). lab14's is figure 10.
+# figure 9; on one GPU it is waived (exit 3). lab14's is figure 10 (on one
+# GPU without its two-GPU part 3: --no-comm).
 # Everything goes into results/<gpu-name>-<date>/ (a second folder of the
 # same day gets -2, -3):
 #   labNN.csv            the report (labNN.run2.csv ... with RUNS > 1)
@@ -55,6 +56,18 @@ fi
 # NVLink multicast (NVLS) can take a shared host's GPUs out of service: lab13
 # turns it off before its first NCCL call, and every run here inherits it off.
 export NCCL_NVLS_ENABLE=0
+
+# lab14's part 3 needs two GPUs and exits 3 without them, which would waive
+# parts 1 and 2 (figure 10) with it: on one GPU they run alone (--no-comm).
+visible_gpus() {
+    if [ -n "${CUDA_VISIBLE_DEVICES+x}" ]; then
+        tr ',' '\n' <<<"$CUDA_VISIBLE_DEVICES" | grep -c .
+    else
+        nvidia-smi -L 2>/dev/null | grep -c '^GPU'
+    fi
+}
+lab14_args=()
+(($(visible_gpus) >= 2)) || lab14_args=(--no-comm)
 
 mkdir -p "$root" || die "cannot create $root/"
 stage=$(mktemp -d "$root/.partial-XXXXXX") || die "cannot write in $root/"
@@ -115,8 +128,10 @@ run() {
 echo "make results: $total runs ($# programs x RUNS=$runs$( ((extras)) && echo ", lab04's sweep and the traces"))"
 for ((r = 1; r <= runs; r++)); do
     for p in "$@"; do
-        if ((r == 1)); then run "$p" "$p.csv" "$p" --csv
-        else run "$p.run$r" "$p.run$r.csv" "$p" --csv; fi
+        own=()
+        [ "$p" = lab14 ] && own=("${lab14_args[@]}")
+        if ((r == 1)); then run "$p" "$p.csv" "$p" "${own[@]}" --csv
+        else run "$p.run$r" "$p.run$r.csv" "$p" "${own[@]}" --csv; fi
     done
     if ((r == 1)) && [[ " $* " == *" lab04 "* ]]; then
         for ratio in $SWEEP_RATIOS; do
