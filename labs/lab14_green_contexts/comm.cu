@@ -129,14 +129,6 @@ static const verdict PART_KEEPS_GAIN = {
     "partition_keeps_the_gain", 0.5, INFINITY, "x",
     "the layers in their partition kept less than half of the half-SM run's gain over serial: "
     "NCCL's kernels did not find their k SMs free (another process?), or NCCL is slow on k SMs"};
-/* lab13's room_lets_nccl_in: 5% round by round. For k = 16 of 132, lab13's
- * H200 numbers suggest about 1.35x: every SM held overlapped about serial
- * (7.4 ms), the partition about 5.5 ms (compute 1.25x of 3.96 ms, then the
- * last buckets). */
-static const verdict PART_BEATS_FULL = {
-    "partition_beats_every_sm_held", 1.05, INFINITY, "x",
-    "overlapped, the layers on SMs - k were not faster than on every SM: the partition's compute "
-    "cost ate the overlap (try a smaller --comm-sms), or NCCL found room beside every SM held"};
 /* Part 2's background_cost_as_modelled, widened below: whole-SM blocks make
  * the waves exact, but each layer's gradient writes and launch (about 0.4
  * ms of lab13's 3.96 ms on every SM) do not grow with the waves, which
@@ -155,10 +147,9 @@ static int attempt_comm(void *ctx, double *spread)
     c->part_speedup = speedup_of(&c->o, PART_S, PART_O);
     c->beats = speedup_of(&c->o, FULL_O, PART_O);
     c->cost = speedup_of(&c->o, PART_C, FULL_C);
-    *spread = fmax(stats_spread(&c->part_speedup), stats_spread(&c->beats));
+    *spread = stats_spread(&c->part_speedup);
     return verdict_holds(&PART_FOLLOWS_MODEL, c->part_speedup.median / model_speedup(c->model, PART_S)) &&
            verdict_holds(&PART_KEEPS_GAIN, (c->part_speedup.median - 1) / (c->half_speedup.median - 1)) &&
-           verdict_holds(&PART_BEATS_FULL, c->beats.median) &&
            verdict_holds(&COST_AS_MODELLED, c->cost.median / model_cost(c));
 }
 
@@ -189,9 +180,12 @@ static void report_comm(lab_run *run, comm_bench *c)
                    "the half-SM gain kept", c->part_speedup.median, c->half_speedup.median,
                    c->full_speedup.median,
                    100 * (c->part_speedup.median - 1) / (c->half_speedup.median - 1));
-    report_verdict(r, &PART_BEATS_FULL, c->beats.median, "overlapped, every SM held %.2f ms, "
-                   "SMs - k %.2f ms: %.2fx faster, round by round", c->time[FULL_O].median,
-                   c->time[PART_O].median, c->beats.median);
+    /* Whether the partition also wins on the clock is the trade, not a
+     * verdict: it wins where the communication it frees outweighs the
+     * compute it costs (two H200s, default job: 1.07x at k = 16, best near
+     * k = 32 in the sweep; the --quick job, with a quarter of the
+     * gradients, loses: 0.92x at k = 16). */
+    report_stats(r, "every SM held over SMs - k", "overlapped_ratio", &c->beats, "x");
     report_verdict(r, &COST_AS_MODELLED, c->cost.median / model_cost(c), "compute alone on %d of "
                    "%d SMs took %.2fx as long, its waves predict %.2fx (SMs / (SMs - k) = %.2f)",
                    rest, c->o.sm_count, c->cost.median, model_cost(c),
