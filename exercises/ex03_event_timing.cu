@@ -18,6 +18,18 @@
  *     (0.27% over), and the host clock around the launch alone at 0.021 ms
  *     (docs/results/h100/lab03.csv).
  *
+ * Level two (graded apart, below time_kernel): the same timing on a GPU
+ * that is not yours alone. Before each launch a background in another
+ * stream takes every SM for 2 to 4 ms (drawn at each call), and the
+ * kernel's one block needs a whole SM, so it waits for the background to
+ * end. The target: the median of the kernel's own duration, from when it
+ * starts on an SM to when it ends, within 2% of both known durations, with
+ * no host-side wait. Predict first (LEVEL2_PREDICTED_RATIO): ./ex03 prints
+ * your prediction beside what the program's own events read.
+ * Expected numbers on an H100: TO BE MEASURED (the reference solution's
+ * level2_median_error_pct; level one's way under a background as long as
+ * the kernel, level2_level_one_ratio).
+ *
  * Build and run:   make ex03 && ./ex03          (./ex03 --quick: 5 samples)
  * ./ex03 prints your medians beside the known durations, the verdicts, and
  * what the grader would give. As given it measures nothing, says so, and
@@ -61,5 +73,45 @@ stats time_kernel(kernel_bench *bench, int reps)
     (void)bench;
     (void)reps;
     (void)time_one_launch; /* delete this line once you call it */
+    return s;
+}
+
+/* ---- Level two: timed while another stream holds the GPU (graded apart) ----
+ * bench->start_background() queues, in stream bench->background, work that
+ * holds every SM for a while; bench->launch() then queues the kernel in
+ * bench->stream, and its block waits for an SM. The program draws every
+ * background's length and both kernels' durations; you get neither. */
+
+/* TODO(student): predict before you write time_under_load(): by lab03's
+ * model, what do events recorded in bench->stream just before and just
+ * after launch() read, as a multiple of the kernel's duration, when the
+ * background started just before it lasts as long as the kernel? ./ex03
+ * prints your answer beside what the program's own events read. No points
+ * ride on it. */
+const double LEVEL2_PREDICTED_RATIO = 0;
+
+stats time_under_load(loaded_bench *bench, int reps)
+{
+    stats s;
+    memset(&s, 0, sizeof s); /* n = 0: "not measured" */
+    /* TODO(student): the goal: statistics of `reps` samples of the kernel's
+     * own duration on the GPU, from when it starts on an SM to when it ends,
+     * each launched while a background holds every SM; not the time it
+     * waited for an SM.
+     * The contract: each sample (and each untimed one) is one
+     * bench->start_background() and then one bench->launch(), issued while
+     * that background still runs; at least one untimed sample first, then
+     * exactly `reps` timed ones; bench->timer and bench->stream as in level
+     * one, and you may record events in bench->background; no host-side
+     * wait for the background, and no delay of your own.
+     * How it is measured: your median against two durations the program
+     * drew; the kernel's and every background's own records on the GPU,
+     * which also say whether each kernel waited for its background; and
+     * whether the background was still running when you called launch() (a
+     * kernel launched on an idle GPU is not what is asked: the median then
+     * counts as not measured). */
+    bench->start_background();
+    bench->launch();
+    (void)reps;
     return s;
 }

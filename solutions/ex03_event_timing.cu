@@ -34,3 +34,35 @@ stats time_kernel(kernel_bench *bench, int reps)
     const int warmup = 2;
     return measure(time_one_launch, bench, warmup, reps);
 }
+
+/* SOLUTION: behind a background as long as the kernel, events in the
+ * kernel's stream around launch() read the background, then the kernel:
+ * twice the kernel. */
+const double LEVEL2_PREDICTED_RATIO = 2;
+
+/* One sample of level two, timed; returns milliseconds. */
+static double time_one_loaded(void *ctx)
+{
+    loaded_bench *bench = (loaded_bench *)ctx;
+    bench->start_background();
+    /* SOLUTION: an event is stamped when ITS stream reaches it. The kernel's
+     * stream reaches a mark placed before launch() at once, while the kernel
+     * still waits for an SM, so that mark times the wait too. The
+     * background's stream reaches a mark placed after the background when
+     * the background ends: the moment the SMs free and the kernel starts.
+     * So the start goes there and the stop after the kernel in its own
+     * stream; the GPU stamps both, the host waits for nothing before the
+     * launch. (As right: make bench->stream wait, with cudaStreamWaitEvent,
+     * for an event recorded in bench->background, then start in
+     * bench->stream.) */
+    event_timer_start(&bench->timer, bench->background);
+    bench->launch();
+    event_timer_stop(&bench->timer, bench->stream);
+    return event_timer_ms(&bench->timer);
+}
+
+stats time_under_load(loaded_bench *bench, int reps)
+{
+    /* SOLUTION: one untimed sample first, as in level one; then reps. */
+    return measure(time_one_loaded, bench, 1, reps);
+}

@@ -22,22 +22,22 @@ fake() {
     grade --submission exercises --no-reference --out "$BATS_TEST_TMPDIR/out" "$@"
 }
 
-@test "recorded runs score as the rubrics say: the solutions 72, the skeletons 14, partial work 48, broken work 0" {
+@test "recorded runs score as the rubrics say: the solutions 78, the skeletons 16, partial work 50, broken work 0" {
     run rescore
     assert_success
-    assert_output --partial "solutions: 72/72 points"
-    assert_output --partial "exercises: 14/72 points"
-    assert_output --partial "alice: 48/72 points"
-    assert_output --partial "broken: 0/72 points"
+    assert_output --partial "solutions: 78/78 points"
+    assert_output --partial "exercises: 16/78 points"
+    assert_output --partial "alice: 50/78 points"
+    assert_output --partial "broken: 0/78 points"
 }
 
 @test "grades.csv has the gradebook's six columns, then the second level's two, and one row per student and exercise" {
     rescore >/dev/null
     run head -1 "$BATS_TEST_TMPDIR/out/grades.csv"
     assert_output "student,exercise,points,max_points,status,reason,level2_points,level2_max"
-    # only ex04's and ex06's rubrics have a second level: the other rows leave its columns empty
+    # only ex03's, ex04's and ex06's rubrics have a second level: the other rows leave its columns empty
     run grep -c ',,$' "$BATS_TEST_TMPDIR/out/grades.csv"
-    assert_output "16"
+    assert_output "12"
     run python3 -c "import csv; print(len(list(csv.DictReader(open('$BATS_TEST_TMPDIR/out/grades.csv')))))"
     assert_output "24"
     run row solutions ex04
@@ -50,10 +50,14 @@ fake() {
 
 @test "the untouched exercises earn their correctness points and nothing for the concept" {
     rescore >/dev/null
-    for ex in ex01 ex02 ex03 ex05; do
+    for ex in ex01 ex02 ex05; do
         run row exercises $ex
         assert_output --regexp "^2/10,partial,"
     done
+    # ex03's level two as handed out: one background and one launch, nothing timed
+    run row exercises ex03
+    assert_output --partial "4/16,partial,median_accurate: median_error_pct 100, needs <= 2"
+    assert_output --partial "level2_median_accurate: level2_median_error_pct 100, needs <= 2"
     run row exercises ex04
     assert_output --partial "5/16,partial,overlaps: speedup 0.997, needs >= 1.3"
     assert_output --partial "level2_efficient: level2_efficiency 0.411, needs >= 0.9"
@@ -81,7 +85,7 @@ fake() {
 @test "memcheck errors fail the correctness criteria, and the reason says so" {
     rescore >/dev/null
     run row broken ex03
-    assert_output --partial "0/10,failed,launches_logged: compute-sanitizer memcheck found 3 errors: Invalid __global__ write of size 8 bytes"
+    assert_output --partial "0/16,failed,launches_logged: compute-sanitizer memcheck found 3 errors: Invalid __global__ write of size 8 bytes"
     run row alice ex06
     assert_output --partial "5/16,partial,stays_in_bounds: guard_words_changed 256, needs <= 0 [memcheck not available]"
 }
@@ -148,15 +152,15 @@ False"
     rescore >/dev/null
     run python3 tests/fixtures/grading/check_outputs.py junit "$BATS_TEST_TMPDIR/out/junit.xml"
     assert_success
-    assert_output "alice: 23 tests, 9 failures
-broken: 23 tests, 23 failures
-exercises: 23 tests, 16 failures
-solutions: 23 tests, 0 failures"
+    assert_output "alice: 25 tests, 10 failures
+broken: 25 tests, 25 failures
+exercises: 25 tests, 17 failures
+solutions: 25 tests, 0 failures"
 }
 
 @test "--format gradescope writes each student's results.json with Gradescope's fields" {
     rescore --format gradescope >/dev/null
-    for s in solutions:72/72 exercises:14/72 alice:48/72 broken:0/72; do
+    for s in solutions:78/78 exercises:16/78 alice:50/78 broken:0/78; do
         run python3 tests/fixtures/grading/check_outputs.py gradescope "$BATS_TEST_TMPDIR/out/${s%%:*}/results.json"
         assert_success
         assert_output --regexp "^${s#*:} "
@@ -175,7 +179,9 @@ open(sys.argv[1], "w").write(text)
 PY
     rescore --rubrics "$BATS_TEST_TMPDIR/rubrics" >/dev/null
     run row alice ex03
-    assert_output --regexp "^10/10,passed,"
+    # level one's 10 of 10 now (its warm-up, failed, is worth nothing); level
+    # two (the wait timed too) keeps its 2 of 6
+    assert_output --regexp "^12/16,partial,warm_up: [^;]*; level2_median_accurate: [^;]*$"
 }
 
 @test "a rubric with a mistake stops the grader, naming the file, the section and the key" {

@@ -58,7 +58,7 @@ metric() {
     [ "$(cat "$ALL.rc")" = 0 ] || fail "grade.py exited $(cat "$ALL.rc"): $(tail -5 "$ALL.txt")"
     run python3 tests/fixtures/grading/check_outputs.py junit "$ALL/junit.xml"
     assert_success
-    assert_line "solutions: 53 tests, 0 failures"
+    assert_line "solutions: 55 tests, 0 failures"
     for s in solutions exercises fake-output over-synchronised racy hanging out-of-bounds build-error level1-only; do
         python3 tests/fixtures/grading/check_outputs.py gradescope "$ALL/$s/results.json" >/dev/null ||
             fail "$s/results.json is not valid"
@@ -76,7 +76,7 @@ metric() {
     done <<'EOF'
 solutions ex01 10/10,passed
 solutions ex02 10/10,passed
-solutions ex03 10/10,passed
+solutions ex03 16/16,passed
 solutions ex04 16/16,passed
 solutions ex05 10/10,passed
 solutions ex06 16/16,passed
@@ -89,7 +89,7 @@ solutions ex12 10/10,passed
 solutions ex14 16/16,passed
 exercises ex01 2/10,partial
 exercises ex02 2/10,partial
-exercises ex03 2/10,partial
+exercises ex03 4/16,partial
 exercises ex04 5/16,partial
 exercises ex05 2/10,partial
 exercises ex06 1/16,partial
@@ -100,13 +100,14 @@ exercises ex10 1/10,partial
 exercises ex11 4/10,partial
 exercises ex12 3/10,partial
 exercises ex14 4/16,partial
-fake-output ex03 2/10,partial
+fake-output ex03 4/16,partial
 fake-output ex04 5/16,partial
 over-synchronised ex04 5/16,partial
 over-synchronised ex06 8/16,partial
 racy ex06 1/16,partial
 hanging ex06 0/16,timed_out
 build-error ex01 0/10,build_error
+level1-only ex03 12/16,partial
 level1-only ex04 12/16,partial
 level1-only ex06 10/16,partial
 level1-only ex07 12/16,partial
@@ -161,6 +162,10 @@ PY
     python3 -c "import sys; sys.exit(not $output >= 1.8)" || fail "ex01 speedup $output"
     run metric solutions ex04 efficiency
     python3 -c "import sys; sys.exit(not $output >= 0.85)" || fail "ex04 efficiency $output"
+    run metric solutions ex03 level2_median_error_pct
+    python3 -c "import sys; sys.exit(not $output <= 2)" || fail "ex03 level-2 median error $output%"
+    run metric solutions ex03 level2_idle_launches
+    assert_output "0"
     run metric solutions ex04 level2_efficiency
     python3 -c "import sys; sys.exit(not $output >= 0.9)" || fail "ex04 level-2 efficiency $output"
     run metric solutions ex05 latency_ratio
@@ -198,14 +203,20 @@ PY
     run python3 tests/fixtures/grading/check_outputs.py gradescope "$ALL/exercises/results.json"
     assert_success
     # thirteen exercises: their correctness points (2+2+2+3+2+1+3+4+2, ex10 1, ex11 4,
-    # ex12 3, ex14 2, and the level twos' of ex04, ex07 and ex14 2 each; ex06's,
-    # racing both ways, 0) of 154 (the level twos of ex04, ex06, ex07 and ex14: 6
-    # each), and 0 for any concept criterion; ex13, waived (one GPU a worker), in no total
-    assert_output "37/154 0"
+    # ex12 3, ex14 2, and the level twos' of ex03, ex04, ex07 and ex14 2 each; ex06's,
+    # racing both ways, 0) of 160 (the level twos of ex03, ex04, ex06, ex07 and ex14:
+    # 6 each), and 0 for any concept criterion; ex13, waived (one GPU a worker), in no total
+    assert_output "39/160 0"
 }
 
 @test "a level-one-only submission keeps level one's points and earns no level-two concept point" {
     need fixtures
+    # ex03: level one's 10 and level two's correctness 2 (one background, one
+    # launch, nothing timed), none of its concept's 4
+    run row level1-only ex03
+    assert_output --partial "12/16,partial,level2_median_accurate: level2_median_error_pct 100"
+    run grep "^level1-only,ex03," "$ALL/grades.csv"
+    assert_output --regexp ",2,6$"
     run row level1-only ex04
     assert_output --partial "12/16,partial,level2_efficient: level2_efficiency"
     # 12 of 16: level one's 10 and level two's correctness 2, none of its concept's 4
@@ -240,6 +251,7 @@ PY
     run row fake-output ex03
     assert_output --partial "median_accurate: median_error_pct"
     assert_output --partial "warm_up: warmup_launches -10, needs >= 1"
+    assert_output --partial "level2_median_accurate: level2_median_error_pct 100"
     run row fake-output ex04
     assert_output --partial "overlaps: speedup"
     run metric fake-output ex04 buffer_sets

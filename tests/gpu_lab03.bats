@@ -78,7 +78,10 @@ lab03_json() {
     assert_output --partial "[ok]   every_launch_logged"
     assert_output --regexp "\[pass\] launches_logged +2/2"
     assert_output --regexp "\[FAIL\] median_accurate +0/6 +median_error_pct 100, needs <= 2"
-    assert_output --partial "total: 2 of 10 points for this run"
+    assert_output --partial "observed: NO  level2_median_matches_known: not measured: complete TODO(student) in time_under_load()"
+    assert_output --partial "[ok]   level2_launches_logged"
+    assert_output --partial "level 2: 2 of 6 points (a second level, graded apart)"
+    assert_output --partial "total: 4 of 16 points for this run"
     ./ex03 --quick --json >"$BATS_TEST_TMPDIR/r.json" || true
     run report json "$BATS_TEST_TMPDIR/r.json"
     assert_output "4"
@@ -105,4 +108,51 @@ lab03_json() {
         run report get "$f" verdict.observed
         assert_output "true"
     done
+}
+
+# loaded FILE VARIANT: the known duration of a level-two kernel, as its line predicted it.
+loaded() {
+    from_json "$1" "[p['value'] for p in d['predictions'] if p['variant'] == '$2'][0]"
+}
+
+@test "level two: behind a background, level one's events read about twice the kernel, the reference's its own duration, and full points" {
+    [ -x ./sol03 ] || skip "solutions/ is not here"
+    for run_no in $(runs); do
+        echo "# run $run_no of $REPEATS"
+        ./sol03 --json >"$BATS_TEST_TMPDIR/r.json"
+        f="$BATS_TEST_TMPDIR/r.json"
+        short=$(loaded "$f" "short, loaded")
+        long=$(loaded "$f" "long, loaded")
+        ok "1.5 <= $short < 3 and 5 <= $long < 8" "durations $short and $long outside their ranges"
+        within "$f" "short, loaded" duration "0.98 * $short" "1.02 * $short"
+        within "$f" "long, loaded" duration "0.98 * $long" "1.02 * $long"
+        # the model: a background as long as the kernel, then the kernel (2), less
+        # the background's head start (50 us of at least 1.5 ms: 3.3%), plus the
+        # GPU's start and end of the kernel (lab03: 8 us, 0.6%)
+        within "$f" "level one's way" events_over_kernel 1.9 2.02
+        run report value "$f" "launches on an idle GPU" count
+        assert_output "0"
+        ok "$(from_json "$f" "[c['passed'] for c in d['checks'] if c['name'] == 'level2_launches_logged'] == [True]")" \
+            "level2_launches_logged failed or is missing"
+        run report get "$f" verdict.observed
+        assert_output "true"
+    done
+    run ./sol03 --quick
+    assert_success
+    assert_output --partial "observed: yes level2_median_matches_known"
+    assert_output --partial "total: 16 of 16 points for this run"
+}
+
+@test "level two: a harness that waits on the host for the background is told its launches ran on an idle GPU" {
+    [ -f solutions/ex03_event_timing.cu ] || skip "solutions/ is not here"
+    mkdir -p "$BATS_TEST_TMPDIR/w"
+    # the reference, but the host waits for the background before the start mark
+    sed 's/    event_timer_start(&bench->timer, bench->background);/    CUDA_CHECK(cudaStreamSynchronize(bench->background));\n    event_timer_start(\&bench->timer, bench->stream);/' \
+        solutions/ex03_event_timing.cu >"$BATS_TEST_TMPDIR/w/ex03_event_timing.cu"
+    grep -q cudaStreamSynchronize "$BATS_TEST_TMPDIR/w/ex03_event_timing.cu" || fail "the edit did not apply"
+    make -s ex03 EX_SRCS="$BATS_TEST_TMPDIR/w/ex03_event_timing.cu" BINDIR="$BATS_TEST_TMPDIR/w" >/dev/null
+    run "$BATS_TEST_TMPDIR/w/ex03" --quick
+    assert_failure 4
+    assert_output --regexp "observed: NO  level2_median_matches_known: [0-9]+ launches did not wait for an SM"
+    assert_output --regexp "\[FAIL\] level2_median_accurate +0/4 +level2_median_error_pct 100, needs <= 2"
 }
