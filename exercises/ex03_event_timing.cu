@@ -26,9 +26,9 @@
  * starts on an SM to when it ends, within 2% of both known durations, with
  * no host-side wait. Predict first (LEVEL2_PREDICTED_RATIO): ./ex03 prints
  * your prediction beside what the program's own events read.
- * Expected numbers on an H100: TO BE MEASURED (the reference solution's
- * level2_median_error_pct; level one's way under a background as long as
- * the kernel, level2_level_one_ratio).
+ * The reference solution on an H100 (2026-11-23): level one's medians 0.42%
+ * off, level two's 0.007% off; level one's way behind a background as long as
+ * the kernel read 1.97-1.98x the kernel (the model: 2x).
  *
  * Build and run:   make ex03 && ./ex03          (./ex03 --quick: 5 samples)
  * ./ex03 prints your medians beside the known durations, the verdicts, and

@@ -97,7 +97,7 @@ lab03_json() {
         echo "# run $run_no of $REPEATS"
         run ./sol03 --quick
         assert_success
-        assert_output --partial "total: 10 of 10 points for this run"
+        assert_output --partial "total: 16 of 16 points for this run"
         ./sol03 --json >"$BATS_TEST_TMPDIR/r.json"
         f="$BATS_TEST_TMPDIR/r.json"
         short=$(report get "$f" predictions.0.value)
