@@ -22,22 +22,22 @@ fake() {
     grade --submission exercises --no-reference --out "$BATS_TEST_TMPDIR/out" "$@"
 }
 
-@test "recorded runs score as the rubrics say: the solutions 72, the skeletons 14, partial work 48, broken work 0" {
+@test "recorded runs score as the rubrics say: the solutions 78, the skeletons 16, partial work 48, broken work 0" {
     run rescore
     assert_success
-    assert_output --partial "solutions: 72/72 points"
-    assert_output --partial "exercises: 14/72 points"
-    assert_output --partial "alice: 48/72 points"
-    assert_output --partial "broken: 0/72 points"
+    assert_output --partial "solutions: 78/78 points"
+    assert_output --partial "exercises: 16/78 points"
+    assert_output --partial "alice: 48/78 points"
+    assert_output --partial "broken: 0/78 points"
 }
 
 @test "grades.csv has the gradebook's six columns, then the second level's two, and one row per student and exercise" {
     rescore >/dev/null
     run head -1 "$BATS_TEST_TMPDIR/out/grades.csv"
     assert_output "student,exercise,points,max_points,status,reason,level2_points,level2_max"
-    # only ex04's and ex06's rubrics have a second level: the other rows leave its columns empty
+    # only ex04's, ex05's and ex06's rubrics have a second level: the other rows leave its columns empty
     run grep -c ',,$' "$BATS_TEST_TMPDIR/out/grades.csv"
-    assert_output "16"
+    assert_output "12"
     run python3 -c "import csv; print(len(list(csv.DictReader(open('$BATS_TEST_TMPDIR/out/grades.csv')))))"
     assert_output "24"
     run row solutions ex04
@@ -50,10 +50,15 @@ fake() {
 
 @test "the untouched exercises earn their correctness points and nothing for the concept" {
     rescore >/dev/null
-    for ex in ex01 ex02 ex03 ex05; do
+    for ex in ex01 ex02 ex03; do
         run row exercises $ex
         assert_output --regexp "^2/10,partial,"
     done
+    # ex05's level two as handed out: in its contract, one block a slot, so
+    # its correctness points and a wait of the rest of the background
+    run row exercises ex05
+    assert_output --partial "4/16,partial,jumps_queue: latency_ratio 1.01, needs >= 5"
+    assert_output --partial "level2_within_budget: level2_wait_p90_us 4.11e+03, needs <= 200"
     run row exercises ex04
     assert_output --partial "5/16,partial,overlaps: speedup 0.997, needs >= 1.3"
     assert_output --partial "level2_efficient: level2_efficiency 0.411, needs >= 0.9"
@@ -62,6 +67,17 @@ fake() {
     assert_output --partial "1/16,partial,results_correct: mismatches 22020096, needs <= 0"
     assert_output --partial "level2_results_correct: level2_runs_wrong 21, needs <= 0"
     assert_output --partial "the concept criteria were not scored"
+}
+
+@test "ex05's level two: one tile a block, short blocks with the setup most of each, breaks the contract and earns no level-two point" {
+    rescore >/dev/null
+    run row alice ex05
+    assert_output --partial "10/16,partial,level2_shape_in_contract: level2_runs_wrong 101, needs <= 0"
+    assert_output --partial "the level-2 concept criteria were not scored"
+    run grep "^alice,ex05," "$BATS_TEST_TMPDIR/out/grades.csv"
+    assert_output --regexp ",0,6$"
+    run row solutions ex05
+    assert_output "16/16,passed,full marks [checked under compute-sanitizer memcheck]"
 }
 
 @test "a build error, a missing file, a timeout, a crash and a CUDA error each score 0 with the reason" {
@@ -73,7 +89,7 @@ fake() {
     run row broken ex04
     assert_output "0/16,timed_out,timed out after 60 s"
     run row broken ex05
-    assert_output "0/10,crashed,crashed: killed by SIGSEGV"
+    assert_output "0/16,crashed,crashed: killed by SIGSEGV"
     run row broken ex06
     assert_output --partial "0/16,error,stopped with exit 1: CUDA error at ex06_stream_races.cu:81"
 }
@@ -141,22 +157,22 @@ False"
     sed -i 's/"latency_ratio": 17.533/"latency_ratio": 3.1/' "$BATS_TEST_TMPDIR/recorded/_reference/outcomes/ex05.json"
     run grade --rescore "$BATS_TEST_TMPDIR/recorded" --out "$BATS_TEST_TMPDIR/out"
     assert_success
-    assert_output --partial "note: the reference solution scored 2/10 on ex05 in this run"
+    assert_output --partial "note: the reference solution scored 8/16 on ex05 in this run"
 }
 
 @test "junit.xml has a testsuite per student, a testcase per criterion, a failure for each one short of its points" {
     rescore >/dev/null
     run python3 tests/fixtures/grading/check_outputs.py junit "$BATS_TEST_TMPDIR/out/junit.xml"
     assert_success
-    assert_output "alice: 23 tests, 9 failures
-broken: 23 tests, 23 failures
-exercises: 23 tests, 16 failures
-solutions: 23 tests, 0 failures"
+    assert_output "alice: 25 tests, 11 failures
+broken: 25 tests, 25 failures
+exercises: 25 tests, 17 failures
+solutions: 25 tests, 0 failures"
 }
 
 @test "--format gradescope writes each student's results.json with Gradescope's fields" {
     rescore --format gradescope >/dev/null
-    for s in solutions:72/72 exercises:14/72 alice:48/72 broken:0/72; do
+    for s in solutions:78/78 exercises:16/78 alice:48/78 broken:0/78; do
         run python3 tests/fixtures/grading/check_outputs.py gradescope "$BATS_TEST_TMPDIR/out/${s%%:*}/results.json"
         assert_success
         assert_output --regexp "^${s#*:} "
