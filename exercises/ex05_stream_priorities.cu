@@ -28,10 +28,22 @@
  *   - lab05, the same background and moments: 2537 us at the same priority,
  *     98 us at the greatest, 26x (docs/results/h100/lab05.csv).
  *
+ * Level two (graded apart, below create_critical_stream): the same kernel
+ * on your stream, behind a background whose shape you choose: its work is
+ * tiles of 2 to 16 us, each block a setup of 5 to 10 us and then a run of
+ * consecutive tiles, drawn afresh every round. The target: 9 of 10 waits of
+ * the critical kernel (its latency less its latency alone) within
+ * LEVEL2_WAIT_BUDGET_US, 200 us, with no block spending more than
+ * LEVEL2_SETUP_SHARE_PCT, 15%, of its time on its setup. As handed out, the
+ * background is one block per slot, each doing its whole share of the
+ * tiles, and the kernel waits milliseconds whatever its priority. Expected
+ * numbers on an H100: TO BE MEASURED (the reference solution's 9-in-10 wait
+ * and its blocks' length).
+ *
  * Build and run:   make ex05 && ./ex05        (./ex05 --quick: a shorter run)
  * ./ex05 prints both latencies beside their models, the verdict, and what
- * the grader would give. As given both wait alike: it says NO, names the
- * TODO and exits 4. lab05 and its handout explain the model. Stuck?
+ * the grader would give. As given both wait alike, and so does level two's
+ * kernel: it says NO, names the TODOs and exits 4. lab05 and its handout explain the model. Stuck?
  * lab05's handout has hints, from gentle to explicit, under "Stuck?".
  */
 #include "ex05.h"
@@ -52,4 +64,34 @@ cudaStream_t create_critical_stream(void)
      * stream of the background's priority, in pairs at the same moments. */
     CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
     return s;
+}
+
+/* ---- Level two: a latency budget (graded apart) ----
+ * ./ex05 prints your prediction beside the model's value, and for your
+ * shape the longest block (by the GPU's clock), the wait (median and 9 in
+ * 10) and the background's efficiency, each beside its model. */
+
+/* TODO(student): before you change level2_tiles_per_block(), work out from
+ * lab05's model the median wait, in us, of the critical kernel on your
+ * level-one stream behind the background as handed out (one block per slot,
+ * each doing all of its slot's tiles: about 5 ms of work). */
+const double LEVEL2_PREDICTED_WAIT_US = 0;
+
+int level2_tiles_per_block(const level2_job *job)
+{
+    /* TODO(student): the goal: 9 of 10 of the critical kernel's waits
+     * within LEVEL2_WAIT_BUDGET_US, on your level-one stream, behind a
+     * background that still keeps every slot of the GPU busy.
+     * The contract: return the tiles each block does, from 1 to
+     * job->tiles_per_slot, with the block's setup at most
+     * LEVEL2_SETUP_SHARE_PCT percent of its time (setup_us over setup_us +
+     * tiles x tile_us); the job's numbers change every round, so the answer
+     * must follow from them.
+     * How it is measured: the kernel's latency at moments spread over
+     * 10%-90% of the background, less its latency alone; every tile the
+     * background ran is counted, and each block's start and end read from
+     * the GPU's clock.
+     * Ask: when does a priority act, and how long can the kernel wait for
+     * that moment? */
+    return job->tiles_per_slot; /* one block per slot: the fewest setups */
 }

@@ -22,22 +22,22 @@ fake() {
     grade --submission exercises --no-reference --out "$BATS_TEST_TMPDIR/out" "$@"
 }
 
-@test "recorded runs score as the rubrics say: the solutions 78, the skeletons 16, partial work 50, broken work 0" {
+@test "recorded runs score as the rubrics say: the solutions 84, the skeletons 18, partial work 50, broken work 0" {
     run rescore
     assert_success
-    assert_output --partial "solutions: 78/78 points"
-    assert_output --partial "exercises: 16/78 points"
-    assert_output --partial "alice: 50/78 points"
-    assert_output --partial "broken: 0/78 points"
+    assert_output --partial "solutions: 84/84 points"
+    assert_output --partial "exercises: 18/84 points"
+    assert_output --partial "alice: 50/84 points"
+    assert_output --partial "broken: 0/84 points"
 }
 
 @test "grades.csv has the gradebook's six columns, then the second level's two, and one row per student and exercise" {
     rescore >/dev/null
     run head -1 "$BATS_TEST_TMPDIR/out/grades.csv"
     assert_output "student,exercise,points,max_points,status,reason,level2_points,level2_max"
-    # only ex03's, ex04's and ex06's rubrics have a second level: the other rows leave its columns empty
+    # only ex03's, ex04's, ex05's and ex06's rubrics have a second level: the other rows leave its columns empty
     run grep -c ',,$' "$BATS_TEST_TMPDIR/out/grades.csv"
-    assert_output "12"
+    assert_output "8"
     run python3 -c "import csv; print(len(list(csv.DictReader(open('$BATS_TEST_TMPDIR/out/grades.csv')))))"
     assert_output "24"
     run row solutions ex04
@@ -50,7 +50,7 @@ fake() {
 
 @test "the untouched exercises earn their correctness points and nothing for the concept" {
     rescore >/dev/null
-    for ex in ex01 ex02 ex05; do
+    for ex in ex01 ex02; do
         run row exercises $ex
         assert_output --regexp "^2/10,partial,"
     done
@@ -58,6 +58,11 @@ fake() {
     run row exercises ex03
     assert_output --partial "4/16,partial,median_accurate: median_error_pct 100, needs <= 2"
     assert_output --partial "level2_median_accurate: level2_median_error_pct 100, needs <= 2"
+    # ex05's level two as handed out: in its contract, one block a slot, so
+    # its correctness points and a wait of the rest of the background
+    run row exercises ex05
+    assert_output --partial "4/16,partial,jumps_queue: latency_ratio 1.01, needs >= 5"
+    assert_output --partial "level2_within_budget: level2_wait_p90_us 4.11e+03, needs <= 200"
     run row exercises ex04
     assert_output --partial "5/16,partial,overlaps: speedup 0.997, needs >= 1.3"
     assert_output --partial "level2_efficient: level2_efficiency 0.411, needs >= 0.9"
@@ -66,6 +71,17 @@ fake() {
     assert_output --partial "1/16,partial,results_correct: mismatches 22020096, needs <= 0"
     assert_output --partial "level2_results_correct: level2_runs_wrong 21, needs <= 0"
     assert_output --partial "the concept criteria were not scored"
+}
+
+@test "ex05's level two: one tile a block, short blocks with the setup most of each, breaks the contract and earns no level-two point" {
+    rescore >/dev/null
+    run row alice ex05
+    assert_output --partial "10/16,partial,level2_shape_in_contract: level2_runs_wrong 101, needs <= 0"
+    assert_output --partial "the level-2 concept criteria were not scored"
+    run grep "^alice,ex05," "$BATS_TEST_TMPDIR/out/grades.csv"
+    assert_output --regexp ",0,6$"
+    run row solutions ex05
+    assert_output "16/16,passed,full marks [checked under compute-sanitizer memcheck]"
 }
 
 @test "a build error, a missing file, a timeout, a crash and a CUDA error each score 0 with the reason" {
@@ -77,7 +93,7 @@ fake() {
     run row broken ex04
     assert_output "0/16,timed_out,timed out after 60 s"
     run row broken ex05
-    assert_output "0/10,crashed,crashed: killed by SIGSEGV"
+    assert_output "0/16,crashed,crashed: killed by SIGSEGV"
     run row broken ex06
     assert_output --partial "0/16,error,stopped with exit 1: CUDA error at ex06_stream_races.cu:81"
 }
@@ -145,22 +161,22 @@ False"
     sed -i 's/"latency_ratio": 17.533/"latency_ratio": 3.1/' "$BATS_TEST_TMPDIR/recorded/_reference/outcomes/ex05.json"
     run grade --rescore "$BATS_TEST_TMPDIR/recorded" --out "$BATS_TEST_TMPDIR/out"
     assert_success
-    assert_output --partial "note: the reference solution scored 2/10 on ex05 in this run"
+    assert_output --partial "note: the reference solution scored 8/16 on ex05 in this run"
 }
 
 @test "junit.xml has a testsuite per student, a testcase per criterion, a failure for each one short of its points" {
     rescore >/dev/null
     run python3 tests/fixtures/grading/check_outputs.py junit "$BATS_TEST_TMPDIR/out/junit.xml"
     assert_success
-    assert_output "alice: 25 tests, 10 failures
-broken: 25 tests, 25 failures
-exercises: 25 tests, 17 failures
-solutions: 25 tests, 0 failures"
+    assert_output "alice: 27 tests, 12 failures
+broken: 27 tests, 27 failures
+exercises: 27 tests, 18 failures
+solutions: 27 tests, 0 failures"
 }
 
 @test "--format gradescope writes each student's results.json with Gradescope's fields" {
     rescore --format gradescope >/dev/null
-    for s in solutions:78/78 exercises:16/78 alice:50/78 broken:0/78; do
+    for s in solutions:84/84 exercises:18/84 alice:50/84 broken:0/84; do
         run python3 tests/fixtures/grading/check_outputs.py gradescope "$BATS_TEST_TMPDIR/out/${s%%:*}/results.json"
         assert_success
         assert_output --regexp "^${s#*:} "

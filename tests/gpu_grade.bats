@@ -58,7 +58,7 @@ metric() {
     [ "$(cat "$ALL.rc")" = 0 ] || fail "grade.py exited $(cat "$ALL.rc"): $(tail -5 "$ALL.txt")"
     run python3 tests/fixtures/grading/check_outputs.py junit "$ALL/junit.xml"
     assert_success
-    assert_line "solutions: 55 tests, 0 failures"
+    assert_line "solutions: 57 tests, 0 failures"
     for s in solutions exercises fake-output over-synchronised racy hanging out-of-bounds build-error level1-only; do
         python3 tests/fixtures/grading/check_outputs.py gradescope "$ALL/$s/results.json" >/dev/null ||
             fail "$s/results.json is not valid"
@@ -78,7 +78,7 @@ solutions ex01 10/10,passed
 solutions ex02 10/10,passed
 solutions ex03 16/16,passed
 solutions ex04 16/16,passed
-solutions ex05 10/10,passed
+solutions ex05 16/16,passed
 solutions ex06 16/16,passed
 solutions ex07 16/16,passed
 solutions ex08 10/10,passed
@@ -91,7 +91,7 @@ exercises ex01 2/10,partial
 exercises ex02 2/10,partial
 exercises ex03 4/16,partial
 exercises ex04 5/16,partial
-exercises ex05 2/10,partial
+exercises ex05 4/16,partial
 exercises ex06 1/16,partial
 exercises ex07 5/16,partial
 exercises ex08 4/10,partial
@@ -110,6 +110,7 @@ build-error ex01 0/10,build_error
 level1-only ex03 12/16,partial
 level1-only ex04 12/16,partial
 level1-only ex06 10/16,partial
+level1-only ex05 12/16,partial
 level1-only ex07 12/16,partial
 level1-only ex14 12/16,partial
 EOF
@@ -170,6 +171,10 @@ PY
     python3 -c "import sys; sys.exit(not $output >= 0.9)" || fail "ex04 level-2 efficiency $output"
     run metric solutions ex05 latency_ratio
     python3 -c "import sys; sys.exit(not $output >= 5)" || fail "ex05 latency ratio $output"
+    run metric solutions ex05 level2_wait_p90_us
+    python3 -c "import sys; sys.exit(not $output <= 200)" || fail "ex05 level-2 wait (p90) $output us"
+    run metric solutions ex05 level2_runs_wrong
+    assert_output "0"
     run metric solutions ex07 efficiency
     python3 -c "import sys; sys.exit(not $output >= 0.8)" || fail "ex07 efficiency $output"
     run metric solutions ex07 level2_efficiency
@@ -203,10 +208,11 @@ PY
     run python3 tests/fixtures/grading/check_outputs.py gradescope "$ALL/exercises/results.json"
     assert_success
     # thirteen exercises: their correctness points (2+2+2+3+2+1+3+4+2, ex10 1, ex11 4,
-    # ex12 3, ex14 2, and the level twos' of ex03, ex04, ex07 and ex14 2 each; ex06's,
-    # racing both ways, 0) of 160 (the level twos of ex03, ex04, ex06, ex07 and ex14:
-    # 6 each), and 0 for any concept criterion; ex13, waived (one GPU a worker), in no total
-    assert_output "39/160 0"
+    # ex12 3, ex14 2, and the level twos' of ex03, ex04, ex05, ex07 and ex14 2 each;
+    # ex06's, racing both ways, 0) of 166 (the level twos of ex03, ex04, ex05, ex06,
+    # ex07 and ex14: 6 each), and 0 for any concept criterion; ex13, waived (one GPU a
+    # worker), in no total
+    assert_output "41/166 0"
 }
 
 @test "a level-one-only submission keeps level one's points and earns no level-two concept point" {
@@ -244,6 +250,15 @@ PY
     assert_output --partial "12/16,partial,level2_within_budget: level2_latency_over_budget"
     run grep "^level1-only,ex14," "$ALL/grades.csv"
     assert_output --regexp ",2,6$"
+    # ex05: level one's 10 and level two's correctness 2 (its shape, one block
+    # per slot, keeps the contract); behind it the kernel waits for the rest
+    # of the background, whatever its priority
+    run row level1-only ex05
+    assert_output --partial "12/16,partial,level2_within_budget: level2_wait_p90_us"
+    run grep "^level1-only,ex05," "$ALL/grades.csv"
+    assert_output --regexp ",2,6$"
+    run metric level1-only ex05 latency_ratio
+    python3 -c "import sys; sys.exit(not $output >= 5)" || fail "level one's latency ratio $output"
 }
 
 @test "printed output is never read: ex03's constant misses two random durations, ex04's verdict earns nothing" {

@@ -100,7 +100,17 @@ setup() { require_gpu; }
     assert_output --partial "What the grader would give"
     assert_output --regexp "\[pass\] outputs_verified +2/2 +outputs_wrong 0, limit <= 0"
     assert_output --regexp "\[FAIL\] jumps_queue +0/8 +latency_ratio [0-9.]+, needs >= 5"
-    assert_output --partial "total: 2 of 10 points for this run"
+    # level two as given: one block per slot, in the contract, so its
+    # correctness points; the kernel waits for the rest of the background
+    assert_output --partial "[ok]   level2_tiles_counted"
+    assert_output --partial "[ok]   level2_shape_in_contract"
+    assert_output --partial "observed: NO  level2_within_budget"
+    assert_output --partial "TODO(student) in level2_tiles_per_block()"
+    assert_output --regexp "\[pass\] level2_shape_in_contract +2/2"
+    assert_output --regexp "\[FAIL\] level2_within_budget +0/4 +level2_wait_p90_us [0-9.e+]+, needs <= 200"
+    assert_output --partial "level 1: 2 of 10 points"
+    assert_output --partial "level 2: 2 of 6 points (a second level, graded apart)"
+    assert_output --partial "total: 4 of 16 points for this run"
 }
 
 @test "ex05 --check runs the critical kernel on an idle GPU, checks its outputs and judges no timing" {
@@ -118,9 +128,43 @@ setup() { require_gpu; }
         run ./sol05 --quick
         assert_success
         assert_output --partial "observed: yes high_priority_jumps_queue"
-        assert_output --partial "total: 10 of 10 points for this run"
+        assert_output --partial "observed: yes level2_within_budget"
+        assert_output --partial "total: 16 of 16 points for this run"
         ./sol05 --quick --json >"$BATS_TEST_TMPDIR/s.json"
         ratio=$(report value "$BATS_TEST_TMPDIR/s.json" priority latency_ratio)
         ok "$ratio >= 5" "sol05 latency ratio $ratio"
     done
+}
+
+# Level two over a full run (100 rounds, each a fresh job): the reference's
+# blocks, by the GPU's clock, as long as its model (setup + tiles x tile,
+# 96-128 us by design) give or take the clock's step and the block's own
+# start; 9 waits in 10 within the budget; the background still efficient.
+@test "sol05's shape keeps its blocks near 100 us, 9 waits in 10 within 200 us, and the background at least 85% efficient" {
+    [ -x ./sol05 ] || skip "solutions/ is not in this tree"
+    ./sol05 --json >"$BATS_TEST_TMPDIR/s.json"
+    f="$BATS_TEST_TMPDIR/s.json"
+    run report json "$f"
+    assert_output "0"
+    observed "$f" level2_within_budget
+    model=$(from_json "$f" "[p['value'] for p in d['predictions'] if p['variant'] == 'your shape' and p['metric'] == 'longest_block'][0]")
+    block=$(report value "$f" "your shape" longest_block)
+    ok "$model >= 90 and $model <= 130" "the reference's model block $model us"
+    ok "$block >= $model and $block <= $model + 10" "longest block $block us against $model"
+    p90=$(report value "$f" "your shape" wait_p90)
+    ok "$p90 <= 200" "the reference's 9-in-10 wait $p90 us"
+    eff=$(report value "$f" "your shape" efficiency)
+    ok "$eff >= 85" "the background's efficiency $eff%"
+}
+
+# The obvious short block, one tile each: within the budget, but the setup
+# is most of every block, which the contract refuses in every round.
+@test "ex05 refuses one tile a block: its setup takes most of every block" {
+    mkdir -p "$BATS_TEST_TMPDIR/one"
+    sed 's/return job->tiles_per_slot;.*/return 1;/' exercises/ex05_stream_priorities.cu \
+        >"$BATS_TEST_TMPDIR/one/ex05_stream_priorities.cu"
+    make -s BINDIR="$BATS_TEST_TMPDIR/bin" EX_SRCS="$BATS_TEST_TMPDIR/one/ex05_stream_priorities.cu" ex05
+    run "$BATS_TEST_TMPDIR/bin/ex05" --quick
+    assert_output --partial "[FAIL] level2_shape_in_contract"
+    assert_output --regexp "\[FAIL\] level2_shape_in_contract +0/2 +level2_runs_wrong 11, needs <= 0"
 }

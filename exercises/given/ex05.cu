@@ -32,12 +32,52 @@
  *                         launch, on every stream
  *   late_samples          launches that came after the background they were
  *                         meant to land in had finished, even after 3 tries
- * --check: no background, 3 rounds on an idle GPU: the outputs only. */
+ *
+ * Level two, measured after level one in the same run, with the student's
+ * stream of level one: a background of tiles (ex05.h), each round a fresh
+ * job: a tile of 2-16 us and a setup per block of 5-10 us, drawn, and as
+ * many tiles as 5 ms of work for each slot (a block the GPU holds at once).
+ * The student's level2_tiles_per_block() says how many consecutive tiles
+ * each block does; the program launches ceil(tiles / that) blocks on the
+ * least-priority stream. Each block spins its setup and its tiles on
+ * %globaltimer, adds its tiles to a count and leaves its start and end (the
+ * first start, the last end, the longest block). In rounds: the critical
+ * kernel alone on an idle GPU, then at the round's moment, spread evenly
+ * over 10%-90% of the shape's model length (waves x block), of a fresh
+ * background of that shape; its wait is the latency less the median alone.
+ * The model: blocks of one length B started together end together, wave
+ * after wave, so the kernel waits for a uniform point of a block: half a
+ * block at the median, 0.9 B for 9 waits in 10 (plus its own blocks'
+ * landing, lab05's run beside the background); behind the shape handed
+ * out, one block per slot, no slot frees before the end: the rest of it.
+ * Its metrics:
+ *   level2_rounds                rounds timed (and one warm-up, checked too);
+ *   level2_runs_wrong            rounds with a shape outside the contract, a
+ *                                tile count other than the job's (the GPU's
+ *                                count), or a wrong output of the kernel;
+ *   level2_shapes_refused, level2_tiles_wrong, level2_outputs_wrong   each;
+ *   level2_tiles_per_block       the median round's answer (as launched);
+ *   level2_block_us              its model block, setup + tiles x tile;
+ *   level2_longest_block_us      the longest block by the GPU's clock;
+ *   level2_wait_us, level2_wait_p90_us   the median wait and the 90th
+ *                                percentile: the budget's number;
+ *   level2_efficiency, level2_efficiency_model   each slot's tiles' time
+ *                                over the background's span on the GPU's
+ *                                clock, and its model (waves x block);
+ *   level2_late_samples          as late_samples;
+ *   level2_handed_out_wait_us    the model's median wait behind the shape
+ *                                handed out, and
+ *   level2_predicted_wait_us     the student's LEVEL2_PREDICTED_WAIT_US,
+ *                                printed beside it (no rubric scores it).
+ * --check: no background for level one, 3 rounds on an idle GPU: the
+ * outputs only; level two's 3 rounds with 1 ms of tiles a slot, the kernel
+ * launched with it: the contract, the count and the outputs. */
 #include "ex05.h"
 #include "grading.h"
 #include "kernels.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 static double block_us = 100; /* one background block: short, so slots free often */
@@ -118,17 +158,19 @@ static double time_background(void *ctx)
     return ms;
 }
 
-/* One critical launch on s, after_ms into a fresh background (< 0: on an
- * idle GPU): its latency in us, launch to completion on the host clock; its
- * outputs checked. *late: the background had finished before the launch. */
-static double one_launch(cudaStream_t s, double after_ms, int *late)
+/* One critical launch on s, after_ms into a fresh background that start()
+ * queues (after_ms < 0: on an idle GPU): its latency in us, launch to
+ * completion on the host clock; its outputs checked into *outputs. *late: the
+ * background had finished before the launch. Returns with the GPU idle. */
+static double one_launch(cudaStream_t s, double after_ms, void (*start)(void), int *late,
+                         tally *outputs)
 {
     CUDA_CHECK(cudaMemset(bench.d_out, 0xff, bench.n * sizeof(uint32_t))); /* poison */
     CUDA_CHECK(cudaDeviceSynchronize());
     double t0 = host_time_ms();
     *late = 0;
     if (after_ms >= 0) {
-        start_background();
+        start();
         while (host_time_ms() - t0 < after_ms) {
         }
         *late = event_finished(bench.background_done);
@@ -142,7 +184,7 @@ static double one_launch(cudaStream_t s, double after_ms, int *late)
     CUDA_CHECK(cudaDeviceSynchronize()); /* the background too, before the next launch */
     CUDA_CHECK(cudaMemcpy(bench.h_out, bench.d_out, bench.n * sizeof(uint32_t),
                           cudaMemcpyDeviceToHost));
-    verify_affine(bench.h_in, bench.h_out, bench.n, CRITICAL_STEPS, &bench.outputs);
+    verify_affine(bench.h_in, bench.h_out, bench.n, CRITICAL_STEPS, outputs);
     return latency_us;
 }
 
@@ -153,9 +195,9 @@ static double time_critical(void *ctx)
     side *s = (side *)ctx;
     int round = s->round++, late, tries = 1;
     double after = s->mid_background ? bench.after[round < 0 ? 0 : round] : -1;
-    double latency = one_launch(s->stream, after, &late);
+    double latency = one_launch(s->stream, after, start_background, &late, &bench.outputs);
     for (; late && tries < TRIES; tries++)
-        latency = one_launch(s->stream, after, &late);
+        latency = one_launch(s->stream, after, start_background, &late, &bench.outputs);
     if (round >= 0) {
         bench.retried += tries - 1;
         bench.late += late;
@@ -188,6 +230,211 @@ static void report_latencies(report *r, const double *lat, int rounds, int check
     report_compare(r, name[2], "latency", "alone + half a block", stats_of(half, rounds).median,
                    &s[2], "us");
     free(rest);
+}
+
+/* ---- Level two: the critical kernel within a budget, behind the student's shape ---- */
+
+/* Each round's tile and setup times are drawn from these ranges: wide enough
+ * (8x in tile time) that no one number of tiles per block fits every round
+ * (at 2 us tiles and 10 us setups the setup share needs 29 tiles, and 29 tiles
+ * of 16 us make 474 us blocks): the shape must follow from each round's job. */
+static const double TILE_US_MIN = 2, TILE_US_MAX = 16, SETUP_US_MIN = 5, SETUP_US_MAX = 10;
+static double level2_work_us = 5000; /* each slot's share of the tiles: level one's 5 ms */
+
+/* What the background's blocks leave on the GPU, each round: the tiles they
+ * did, and on %globaltimer the first block's start, the last one's end and
+ * the longest block. */
+enum { TILES_DONE, FIRST_START, LAST_END, LONGEST, RECORD };
+
+/* Level two's background: block b does the setup, then tiles [b t, (b+1) t)
+ * of `tiles` (fewer in the last block), spun as one wait of their total time
+ * (a wait per tile would round each one up to a step of %globaltimer). */
+static __global__ void tiled_background(unsigned long long tiles, unsigned long long per_block,
+                                        uint64_t setup_ns, uint64_t tile_ns,
+                                        unsigned long long *rec)
+{
+    uint64_t start = globaltimer_ns();
+    unsigned long long first = (unsigned long long)blockIdx.x * per_block;
+    unsigned long long mine = first >= tiles ? 0 : tiles - first < per_block ? tiles - first
+                                                                             : per_block;
+    while (globaltimer_ns() - start < setup_ns + mine * tile_ns) {
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        unsigned long long end = globaltimer_ns();
+        atomicAdd(&rec[TILES_DONE], mine);
+        atomicMin(&rec[FIRST_START], (unsigned long long)start);
+        atomicMax(&rec[LAST_END], end);
+        atomicMax(&rec[LONGEST], end - start);
+    }
+}
+
+/* Level two's bench: this round's job and the shape launched for it. */
+static struct {
+    level2_job job;
+    unsigned long long per_block, blocks, *d_rec;
+} shape;
+
+static void start_tiled_background(void)
+{
+    const level2_job *j = &shape.job;
+    CUDA_CHECK(cudaMemsetAsync(shape.d_rec, 0, RECORD * sizeof *shape.d_rec, bench.low));
+    CUDA_CHECK(cudaMemsetAsync(shape.d_rec + FIRST_START, 0xff, sizeof *shape.d_rec, bench.low));
+    tiled_background<<<(unsigned int)shape.blocks, THREADS, 0, bench.low>>>(
+        (unsigned long long)j->tiles, shape.per_block, ns_from_ms(j->setup_us / 1e3),
+        ns_from_ms(j->tile_us / 1e3), shape.d_rec);
+    CHECK_LAUNCH();
+    CUDA_CHECK(cudaEventRecord(bench.background_done, bench.low));
+}
+
+/* A fresh job; the student's shape for it, launched as asked when it keeps
+ * the contract (ex05.h), else the nearest inside 1 .. tiles_per_slot.
+ * Returns 1 when it broke the contract. */
+static int next_shape(int slots)
+{
+    level2_job *j = &shape.job;
+    j->slots = slots;
+    j->tile_us = grading_uniform(TILE_US_MIN, TILE_US_MAX);
+    j->setup_us = grading_uniform(SETUP_US_MIN, SETUP_US_MAX);
+    j->tiles_per_slot = (int)fmax(1, floor(level2_work_us / j->tile_us + 0.5));
+    j->tiles = (long long)slots * j->tiles_per_slot;
+    level2_job copy = *j;
+    int asked = level2_tiles_per_block(&copy); /* the student's */
+    int t = asked < 1 ? 1 : asked > j->tiles_per_slot ? j->tiles_per_slot : asked;
+    shape.per_block = (unsigned long long)t;
+    shape.blocks = ((unsigned long long)j->tiles + t - 1) / t;
+    double block = j->setup_us + t * j->tile_us;
+    return t != asked || j->setup_us * 100 > LEVEL2_SETUP_SHARE_PCT * block;
+}
+
+/* The 9-in-10 wait within LEVEL2_WAIT_BUDGET_US (ex05.h), the exercise's target. */
+static const verdict WITHIN_BUDGET = {
+    "level2_within_budget", -INFINITY, LEVEL2_WAIT_BUDGET_US, "us",
+    "the critical kernel waited past its budget: a higher priority gets the next block slot "
+    "that frees, and no slot frees until a background block ends. How long is one here? See "
+    "TODO(student) in level2_tiles_per_block()"};
+
+/* Level two's samples, per round. */
+typedef struct {
+    double *alone, *latency, *wait, *tiles, *block, *longest, *efficiency, *efficiency_model;
+    double *handed_out;
+    int wrong, refused, tiles_wrong, late, retried;
+    tally outputs;
+} level2_rounds;
+
+/* One round: a fresh job and the student's shape; the critical kernel alone,
+ * then at the round's moment (a fraction `at` of the shape's model length;
+ * at the start in the check pass) of a fresh background of that shape, tried
+ * again when it came after the background's end; the GPU's record read back. */
+static void level2_round(level2_rounds *l, int j, cudaStream_t yours, int slots, double at)
+{
+    int refused = next_shape(slots), late = 0, tries = 1;
+    const level2_job *job = &shape.job;
+    size_t wrong_before = l->outputs.wrong;
+    double block = job->setup_us + (double)shape.per_block * job->tile_us;
+    double waves = ceil((double)shape.blocks / slots), ideal = job->tiles_per_slot * job->tile_us;
+    unsigned long long rec[RECORD];
+    l->alone[j] = one_launch(yours, -1, NULL, &late, &l->outputs);
+    l->latency[j] = one_launch(yours, at * waves * block / 1e3, start_tiled_background, &late,
+                               &l->outputs);
+    for (; late && tries < TRIES; tries++)
+        l->latency[j] = one_launch(yours, at * waves * block / 1e3, start_tiled_background, &late,
+                                   &l->outputs);
+    CUDA_CHECK(cudaMemcpy(rec, shape.d_rec, sizeof rec, cudaMemcpyDeviceToHost));
+    int tiles_wrong = rec[TILES_DONE] != (unsigned long long)job->tiles;
+    l->tiles[j] = (double)shape.per_block;
+    l->block[j] = block;
+    l->longest[j] = rec[LONGEST] * 1e-3;
+    l->efficiency[j] = rec[LAST_END] > rec[FIRST_START]
+                           ? 100 * ideal * 1e3 / (double)(rec[LAST_END] - rec[FIRST_START])
+                           : 0;
+    l->efficiency_model[j] = ideal / (waves * block);
+    /* the shape handed out: one block per slot, so what is left of it at this moment */
+    l->handed_out[j] = (1 - at) * (job->setup_us + ideal);
+    l->refused += refused, l->tiles_wrong += tiles_wrong; /* the warm-up's too: all checked */
+    l->wrong += refused || tiles_wrong || l->outputs.wrong > wrong_before;
+    if (j >= 0)
+        l->late += late, l->retried += tries - 1;
+}
+
+/* Level two: `rounds` rounds and a warm-up, each on a fresh job; the wait is
+ * each round's latency less the median alone. */
+static void level2(lab_run *lab, cudaStream_t yours, int rounds, int check)
+{
+    report *r = lab->r;
+    int per_sm = 0;
+    CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, tiled_background, THREADS,
+                                                             0));
+    int slots = per_sm * lab->dev.sm_count;
+    shape.d_rec = (unsigned long long *)lab_device(lab, RECORD * sizeof *shape.d_rec);
+    enum { ROWS = 9 };
+    double *row = (double *)lab_pageable(lab, ROWS * (size_t)(rounds + WARMUP) * sizeof *row);
+    level2_rounds l = {0};
+    double **rows[ROWS] = {&l.alone,      &l.latency,    &l.wait,
+                           &l.tiles,      &l.block,      &l.longest,
+                           &l.efficiency, &l.efficiency_model, &l.handed_out};
+    for (int i = 0; i < ROWS; i++) /* index -WARMUP .. -1: the warm-up's */
+        *rows[i] = row + (size_t)i * (rounds + WARMUP) + WARMUP;
+    double *at = (double *)lab_pageable(lab, (size_t)rounds * sizeof *at);
+    random_strata(at, rounds, 0.1, 0.9);
+    timeline_span_begin("level 2: alone, then behind your shape, in rounds");
+    for (int j = -WARMUP; j < rounds; j++)
+        level2_round(&l, j, yours, slots, check ? 0 : at[j < 0 ? 0 : j]);
+    timeline_span_end();
+    double alone = stats_of(l.alone, rounds).median;
+    for (int j = 0; j < rounds; j++)
+        l.wait[j] = l.latency[j] - alone;
+    stats wait = stats_of(l.wait, rounds), block = stats_of(l.block, rounds);
+    stats longest = stats_of(l.longest, rounds), tiles = stats_of(l.tiles, rounds);
+    stats eff = stats_of(l.efficiency, rounds); /* in % */
+    double p90 = stats_percentile(l.wait, rounds, 90);
+    double eff_model = stats_of(l.efficiency_model, rounds).median;
+    double handed_out = stats_of(l.handed_out, rounds).median;
+
+    char title[120];
+    snprintf(title, sizeof title, "Level 2: a wait within %d us, behind a background of your "
+             "shape (%d slots)", LEVEL2_WAIT_BUDGET_US, slots);
+    report_section(r, title);
+    report_value(r, "as handed out", "wait_model", handed_out, "us");
+    report_value(r, "your prediction", "wait", LEVEL2_PREDICTED_WAIT_US, "us");
+    report_text(r, "  (one block per slot, the shape handed out: the rest of the background at "
+                "the round's\n  moment, the median round; your prediction is "
+                "LEVEL2_PREDICTED_WAIT_US)\n");
+    report_value(r, "your shape", "tiles_per_block", tiles.median, "count");
+    report_compare(r, "your shape", "longest_block", "setup + tiles x tile", block.median,
+                   &longest, "us");
+    report_compare(r, "your shape", "wait", "half a block", block.median / 2, &wait, "us");
+    report_value(r, "your shape", "wait_p90", p90, "us");
+    report_value(r, "your shape", "wait_p90_model", 0.9 * block.median, "us");
+    report_compare(r, "your shape", "efficiency", "tiles / (waves x block)", eff_model * 100,
+                   &eff, "%");
+    report_tally(r, "level2_critical_verified", &l.outputs,
+                 "outputs of the critical kernel differ from the CPU reference");
+    report_check(r, "level2_tiles_counted", l.tiles_wrong == 0, "the background ran a number of "
+                 "tiles other than its job's in %d of %d rounds", l.tiles_wrong, rounds + WARMUP);
+    report_check(r, "level2_shape_in_contract", l.refused == 0, "level2_tiles_per_block() broke "
+                 "its contract in %d of %d rounds: from 1 to tiles_per_slot, and the setup at "
+                 "most %d%% of a block", l.refused, rounds + WARMUP, LEVEL2_SETUP_SHARE_PCT);
+    if (!check)
+        report_verdict(r, &WITHIN_BUDGET, p90, "9 of 10 waits within %.0f us (median %.0f us; "
+                       "a block of %.0f us by the GPU's clock, %.0f tiles), %d of %d rounds late",
+                       p90, wait.median, longest.median, tiles.median, l.late, rounds);
+
+    grading_value("level2_rounds", rounds);
+    grading_value("level2_runs_wrong", l.wrong);
+    grading_value("level2_shapes_refused", l.refused);
+    grading_value("level2_tiles_wrong", l.tiles_wrong);
+    grading_value("level2_outputs_wrong", (double)l.outputs.wrong);
+    grading_value("level2_tiles_per_block", tiles.median);
+    grading_value("level2_block_us", block.median);
+    grading_value("level2_longest_block_us", longest.median);
+    grading_value("level2_wait_us", wait.median);
+    grading_value("level2_wait_p90_us", p90);
+    grading_value("level2_efficiency", eff.median / 100);
+    grading_value("level2_efficiency_model", eff_model);
+    grading_value("level2_late_samples", l.late);
+    grading_value("level2_handed_out_wait_us", handed_out);
+    grading_value("level2_predicted_wait_us", LEVEL2_PREDICTED_WAIT_US);
 }
 
 int main(int argc, char **argv)
@@ -282,6 +529,10 @@ int main(int argc, char **argv)
     grading_value("outputs_wrong", (double)bench.outputs.wrong);
     grading_value("checked", (double)bench.outputs.checked);
     grading_value("late_samples", bench.late);
+
+    if (check)
+        level2_work_us = 1000; /* a shorter background: the check pass checks, it does not time */
+    level2(&lab, yours, rounds, check);
 
     /* The critical stream is create_critical_stream()'s, not the run's: released
      * here, unless it is one of CUDA's own, which nobody may destroy (a student

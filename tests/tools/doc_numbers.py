@@ -58,6 +58,15 @@ def fifth(v):
     return "a fifth" if v == 0.2 else pct(v)
 
 
+def drawn(before, between, after, end, other):
+    """A quote of a range [lo, hi] whose `end` ("min" or "max") is the
+    constant v and the other end `other`: "tiles of 2 to 16 us"."""
+    def quote(v):
+        lo, hi = (v, other) if end == "min" else (other, v)
+        return f"{before}{num(lo)}{between}{num(hi)}{after}"
+    return quote
+
+
 def rpct(v):
     """A fraction as a whole percentage, rounded half up: 0.875 is 88%."""
     return "%d%%" % int(v * 100 + 0.5)
@@ -154,6 +163,30 @@ FACTS = [
      {EX["ex05"]: [lambda v: f"%-{pct(v)} of"],
       LAB["lab05"]: [lambda v: f"%-{pct(v)} of"],
       RUBRIC % "ex05": [lambda v: f"%-{pct(v)} of"]}),
+    ("ex05's level-two budget", GIVEN + "ex05.h", r"LEVEL2_WAIT_BUDGET_US = (\d+)",
+     {EX["ex05"]: [lambda v: f"LEVEL2_WAIT_BUDGET_US, {num(v)} us"],
+      LAB["lab05"]: [lambda v: f"within **{num(v)} us**", lambda v: f"`({num(v)} - 30) / 0.9`"],
+      RUBRIC % "ex05": [lambda v: f"max = {num(v)}", lambda v: f"(({num(v)} - 30) / 0.9"],
+      GUIDE: [lambda v: f"9 of 10 waits within {num(v)} us"]}),
+    ("ex05's level-two setup share", GIVEN + "ex05.h", r"LEVEL2_SETUP_SHARE_PCT = (\d+)",
+     {EX["ex05"]: [lambda v: f"LEVEL2_SETUP_SHARE_PCT, {num(v)}%"],
+      LAB["lab05"]: [lambda v: f"more than {num(v)}% of its time", lambda v: f"at most {num(v)}%",
+                     lambda v: f"`setup_us / {num(v / 100)}`"],
+      RUBRIC % "ex05": [lambda v: f"the setup at most {num(v)}%", lambda v: f"(setup / {num(v)}%"],
+      GUIDE: [lambda v: f"no block more than {num(v)}% setup"]}),
+    # each end of level two's drawn ranges, as each text writes the range
+    *[("ex05's level-two %s, %s" % (what, end), GIVEN + "ex05.cu",
+       r"%s_US_%s = ([\d.]+)[,;]" % (what.upper(), end.upper()),
+       {EX["ex05"]: [drawn(prose + " of ", " to ", " us", end, other)],
+        LAB["lab05"]: [drawn(prose + " of ", " to ", " us", end, other)],
+        RUBRIC % "ex05": [drawn(rubric + " of ", "-", " us", end, other)],
+        GUIDE: [drawn(what + " (", "-", " us)", end, other)]})
+      for what, prose, rubric, ranges in [("tile", "tiles", "tiles", (2, 16)),
+                                          ("setup", "setup", "setup per block", (5, 10))]
+      for end, other in [("min", ranges[1]), ("max", ranges[0])]],
+    ("ex05's level-two work", GIVEN + "ex05.cu", r"static double level2_work_us = ([\d.]+);",
+     {EX["ex05"]: [lambda v: f"about {num(v / 1000)} ms of work"],
+      LAB["lab05"]: [lambda v: f"about {num(v / 1000)} ms of"]}),
     # The timed runs are --reps; a warm-up run is checked too: runs + 1 in all.
     ("ex06's runs", GIVEN + "ex06.cu", r"\.reps = (\d+),",
      {EX["ex06"]: [lambda v: f"over {num(v + 1)} runs ({num(v)} timed runs",
