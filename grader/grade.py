@@ -21,8 +21,9 @@ run uses, for criteria held relative to it. What the student's code prints is
 never read. Every build and run of a student's code happens in a sandbox
 (sandbox.py); where none can be made, it refuses to grade unless told
 --unsafe. grade-all grades on every visible GPU at once (workers.py), one
-student at a time per GPU, each worker's sandbox seeing its own GPU; a
-student folder that cannot be graded as it is becomes that student's rows
+student at a time per GPU, each worker's sandbox seeing its own GPU; then
+an exercise that needs N GPUs (ex13: 2) on workers of N GPUs each (plan()).
+A student folder that cannot be graded as it is becomes that student's rows
 with the reason (submissions.py).
 
 Writes into OUT (build/grade/<student>, or build/grade/all): report.txt (the
@@ -40,6 +41,7 @@ GPU). exercises/README.md is the instructor's guide.
 import argparse
 import concurrent.futures
 import dataclasses
+import functools
 import json
 import os
 import re
@@ -82,6 +84,13 @@ class Stop(Exception):
     def __init__(self, message, code):
         super().__init__(message)
         self.code = code
+
+
+class Phase(NamedTuple):
+    """Exercises graded together on the same workers, one after another phase."""
+    exercises: dict          # {name: rubric}
+    gpus: list               # each worker's CUDA_VISIBLE_DEVICES entry (None: as given)
+    first: int               # the number of its first worker: numbers go on across phases
 
 
 class Job(NamedTuple):
@@ -140,6 +149,30 @@ def students(args):
     if args.shard:
         people = submissions.shard(people, *args.shard)
     return people, everyone
+
+
+def plan(rubric_set, gpus, pool, people):
+    """The phases of a grading run. First the exercises that a worker of
+    `gpus` can run (one GPU each in grade-all; one student's one worker
+    holds every GPU), on those workers, as they always were; then, for each
+    N some exercise needs beyond that (its rubric's gpus), those exercises on
+    workers of N of the run's GPUs (`pool`) each: floor(len(pool) / N) of
+    them, no more than there are students. The phases run one after the
+    other, so that no GPU is ever in two workers at once. An exercise needing
+    more GPUs than the pool holds stays in the first phase, whose workers
+    waive it (grade_exercise)."""
+    have = workers.gpu_count(gpus[0])   # None: nobody can tell, so it runs
+    by_need = {}
+    for ex, rubric in rubric_set.items():
+        need = rubric["gpus"]
+        apart = have is not None and need > have and len(pool) >= need
+        by_need.setdefault(need if apart else 0, {})[ex] = rubric
+    phases, first = [], 0
+    for need in sorted(by_need):
+        entries = gpus if need == 0 else workers.groups(pool, need)[:max(1, people)]
+        phases.append(Phase(by_need[need], entries, first))
+        first += len(entries)
+    return phases
 
 
 def student_jobs(name, folder, home, rubric_set):
@@ -238,7 +271,8 @@ def grade_exercise(config, rubric, job, built, check=True):
     if have is not None and have < rubric["gpus"]:   # never run: nobody's points count here
         outcome["waived"] = (f"needs {rubric['gpus']} GPUs in one process, and this worker has "
                              f"{have}: waived, in no total (grade on a machine with "
-                             f"{rubric['gpus']}; make grade gives its one worker every GPU)")
+                             f"{rubric['gpus']}: grade and grade-all give it workers of "
+                             f"{rubric['gpus']})")
         return outcome
     if not job.source or not built or not built["ok"]:
         return outcome
@@ -268,18 +302,18 @@ def build_all(config, jobs):
         return dict(zip((j.work for j in jobs), pool.map(one, jobs)))
 
 
-def grade_runs(args, rubric_set, out, people, gpus):
+def grade_runs(args, rubric_set, out, people, phases):
     """Builds, runs and records: ({student: [outcome]}, {(exercise, worker):
     reference outcome}, context). The run's private folder (scratch folders,
     and the build where OUT's path cannot hold it) goes when it ends."""
     private = Path(tempfile.mkdtemp(prefix="streamlab-grade-"))
     try:
-        return _grade_runs(args, rubric_set, out, people, gpus, private)
+        return _grade_runs(args, rubric_set, out, people, phases, private)
     finally:
         sandbox.remove(private)
 
 
-def _grade_runs(args, rubric_set, out, people, gpus, private):
+def _grade_runs(args, rubric_set, out, people, phases, private):
     single = args.submission is not None
     solutions = None if args.no_reference else Path(args.solutions or ROOT / "solutions")
     mine = {name: student_jobs(name, folder, out if single else
@@ -301,14 +335,18 @@ def _grade_runs(args, rubric_set, out, people, gpus, private):
     if no_gpu:
         builds_only(config, [j for group in mine.values() for j in group], single, no_gpu)
 
-    ours = []   # the reference solution's jobs, one set per worker: each measures on its own GPU
+    # the reference solution's jobs, per worker (numbered across phases): each
+    # measures its phase's exercises first, on its own GPUs
+    count = sum(len(phase.gpus) for phase in phases)
+    ours = {}
     if solutions and solutions.is_dir():
-        for k in range(len(gpus)):
-            home = out / REFERENCE / (f"w{k}" if len(gpus) > 1 else "")
-            ours.append(student_jobs(REFERENCE, solutions, home, rubric_set))
-    jobs = [j for group in list(mine.values()) + ours for j in group]
-    count = sum(1 for j in jobs if j.source)
-    say(f"grade: building {count} program{'' if count == 1 else 's'}")
+        for phase in phases:
+            for k in range(phase.first, phase.first + len(phase.gpus)):
+                home = out / REFERENCE / (f"w{k}" if count > 1 else "")
+                ours[k] = student_jobs(REFERENCE, solutions, home, phase.exercises)
+    jobs = [j for group in list(mine.values()) + list(ours.values()) for j in group]
+    built_count = sum(1 for j in jobs if j.source)
+    say(f"grade: building {built_count} program{'' if built_count == 1 else 's'}")
     start = time.monotonic()
     built = build_all(config, jobs)
     config["build_seconds"] = time.monotonic() - start
@@ -316,13 +354,13 @@ def _grade_runs(args, rubric_set, out, people, gpus, private):
     graded, reference, boxes, lock = {}, {}, {}, threading.Lock()
 
     def on(k, gpu):
-        said = f"[gpu {gpu}] " if len(gpus) > 1 else ""
+        said = f"[gpu {gpu}] " if count > 1 else ""
         return dict(config, worker=k, gpu=gpu, sandbox=boxes[k]), said
 
     def measure_reference(k, gpu):   # first on every worker: criteria compare to its numbers
-        boxes[k] = worker_sandbox(config, gpu)   # CUDA_VISIBLE_DEVICES, its GPU's node
+        boxes[k] = worker_sandbox(config, gpu)   # CUDA_VISIBLE_DEVICES, its GPUs' nodes
         cfg, said = on(k, gpu)
-        for job in ours[k] if ours else []:
+        for job in ours.get(k, []):
             say(f"grade: {said}the reference solution, {job.exercise}")
             outcome = grade_exercise(cfg, rubric_set[job.exercise], job, built[job.work],
                                      check=False)
@@ -330,15 +368,15 @@ def _grade_runs(args, rubric_set, out, people, gpus, private):
                 reference[(job.exercise, k)] = outcome
             _record(job.home, outcome)
 
-    def grade_student(k, gpu, name):
+    def grade_student(k, gpu, name, phase):
         cfg, said = on(k, gpu)
         done = []
-        for job in mine[name]:
+        for job in (j for j in mine[name] if j.exercise in phase.exercises):
             say(f"grade: {said}{name}, {job.exercise}")
             begun = time.monotonic()
             try:
                 outcome = grade_exercise(cfg, rubric_set[job.exercise], job, built[job.work])
-                ref_job = next((j for j in ours[k] if j.exercise == job.exercise), None) if ours else None
+                ref_job = next((j for j in ours.get(k, []) if j.exercise == job.exercise), None)
                 if ref_job:
                     pair_again(cfg, rubric_set[job.exercise], outcome, reference.get((job.exercise, k)),
                                lambda: grade_exercise(cfg, rubric_set[job.exercise], ref_job,
@@ -354,9 +392,17 @@ def _grade_runs(args, rubric_set, out, people, gpus, private):
             done.append(outcome)
             _record(job.home, outcome)
         with lock:
-            graded[name] = done
+            graded.setdefault(name, []).extend(done)
 
-    workers.share(gpus, [name for name, _ in people], measure_reference, grade_student)
+    for phase in phases:
+        if len(phases) > 1:   # say which workers grade which exercises
+            need = workers.gpu_count(phase.gpus[0])
+            say(f"grade: {', '.join(phase.exercises)} on {len(phase.gpus)} worker"
+                f"{'s' * (len(phase.gpus) != 1)} of {need} GPU{'s' * (need != 1)}: "
+                f"{'; '.join(str(g) for g in phase.gpus)}")
+        workers.share(phase.gpus, [name for name, _ in people], measure_reference,
+                      functools.partial(grade_student, phase=phase),
+                      first=phase.first)
     context = {"memcheck": config["sanitizer"] or config["memcheck_note"],
                "solutions": str(solutions) if reference else None,
                "build_seconds": config["build_seconds"],
@@ -508,12 +554,24 @@ def score_all(graded, reference, rubric_set, where=""):
                          f"({ref['reason']}): is the GPU busy? Its scores may not be fair.")
     for name in sorted(graded):
         outcomes = {o["exercise"]: o for o in graded[name]}
-        scored = [rubrics.score(rubric_set[ex], outcomes[ex],
-                                reference_metrics(reference, outcomes[ex]))
+        scored = [dict(rubrics.score(rubric_set[ex], outcomes[ex],
+                                     reference_metrics(reference, outcomes[ex])),
+                       graded_on=graded_on(outcomes[ex], where))
                   for ex in rubric_set if ex in outcomes]
         results.append({"student": name, "exercises": scored,
                         "seconds": sum(o.get("seconds", 0) for o in outcomes.values())})
     return results, notes
+
+
+def graded_on(outcome, where=""):
+    """Which worker and GPUs graded an outcome, as the table says it:
+    "worker 2, GPUs 0,1"; "" where the outcome does not record it."""
+    if outcome.get("worker") is None:
+        return ""
+    gpu = outcome.get("gpu")
+    gpus = (f", GPU{'s' if ',' in gpu else ''} {gpu}" if gpu is not None
+            else ", the GPUs as given")
+    return f"worker {outcome['worker']}{where}{gpus}"
 
 
 def heading(graded, context):
@@ -582,8 +640,9 @@ def main(argv=None):
     parser.add_argument("--only", metavar="LIST", help="exercises to grade, e.g. ex04,ex06")
     parser.add_argument("--shard", metavar="I/N", type=_shard,
                         help="with --submissions: grade the I-th of N slices of the class")
-    parser.add_argument("--gpus", type=int, metavar="N", help="workers, one per GPU "
-                        "(default: every GPU visible, or 1 without one)")
+    parser.add_argument("--gpus", type=int, metavar="N", help="GPUs to grade on, a worker "
+                        "each, and workers of two for an exercise that needs two "
+                        "(default: every GPU visible, or 1 worker without one)")
     parser.add_argument("--rubrics", metavar="DIR", default=str(RUBRIC_DIR),
                         help="the rubrics (default grader/rubrics)")
     parser.add_argument("--solutions", metavar="DIR", help="the reference solutions "
@@ -641,18 +700,21 @@ def grade(args):
                        "compute-sanitizer would misread in the paths it builds in: "
                        "choose another --out (GRADE_OUT)", 2)
         try:   # no more workers than students: each measures the reference first
-            gpus = workers.worker_gpus(args.gpus)[:max(1, len(people))]
-            if len(people) == 1 and args.gpus is None and len(workers.visible_gpus()) > 1:
+            pool = workers.worker_gpus(args.gpus)   # the GPUs this run may use
+            gpus = pool[:max(1, len(people))]
+            if len(people) == 1 and args.gpus is None and len(pool) > 1:
                 # one student: one worker, holding every GPU, so that an exercise
                 # that needs several (ex13) runs; the others use the first
-                gpus = [",".join(workers.visible_gpus())]
+                gpus = [",".join(pool)]
         except ValueError as e:
             raise Stop(f"grade: {e}", 2) from None
+        phases = plan(rubric_set, gpus, [g for g in pool if g is not None], len(people))
         out.mkdir(parents=True, exist_ok=True)
-        graded, reference, context = grade_runs(args, rubric_set, out, people, gpus)
+        graded, reference, context = grade_runs(args, rubric_set, out, people, phases)
         if everyone is not None:
+            entries = [g for phase in phases for g in phase.gpus]
             record = dict(everyone=everyone, students=[name for name, _ in people],
-                          shard=args.shard or (1, 1), gpus=gpus,
+                          shard=args.shard or (1, 1), workers=entries,
                           build_seconds=context["build_seconds"], sandbox=context["sandbox"])
     out.mkdir(parents=True, exist_ok=True)
 

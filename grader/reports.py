@@ -73,15 +73,17 @@ def by_level(exercise):
 
 
 def table(students, heading):
-    """The readable report: per student, each exercise, each of its levels
-    (when it has two) and each criterion."""
+    """The readable report: per student, each exercise (with the worker and
+    GPUs that graded it, where recorded), each of its levels (when it has
+    two) and each criterion."""
     lines = [printable(heading, 4 * TEXT_LIMIT), ""]
     for s in cleaned(students):
         points, total = totals(s)
         lines.append(f"{s['student']}: {fmt(points)}/{fmt(total)} points")
         for e in s["exercises"]:
             score = f"{fmt(e['points'])}/{fmt(e['max_points'])}"
-            lines.append(f"  {e['exercise']}  {e['title'][:50]:<50}  {score:>6}  {e['status']}")
+            on = f"  [{e['graded_on']}]" if e.get("graded_on") else ""   # which worker, GPUs
+            lines.append(f"  {e['exercise']}  {e['title'][:50]:<50}  {score:>6}  {e['status']}{on}")
             for level, criteria in by_level(e):
                 if level:
                     score = f"{fmt(level['points'])}/{fmt(level['max_points'])}"

@@ -265,30 +265,35 @@ def probe_gpu(config):
 
 
 def worker_sandbox(config, gpu):
-    """The sandbox of the worker on `gpu` (a CUDA_VISIBLE_DEVICES entry; None:
-    as the grader has it): that entry inside, and of the GPUs' device nodes
-    only its GPU's. Which node that is, the probe says (the PCI address of the
-    device CUDA gives it), and the driver's /proc/driver/nvidia/gpus maps it
-    to /dev/nvidiaN and the GPU's UUID, which then names it inside (with one
-    node, CUDA may number it 0). Where any step fails (a stand-in probe, no
-    driver files, a driver that wants every node), the worker's sandbox keeps
-    every GPU's node, saying so when the probe failed with one."""
+    """The sandbox of the worker on `gpu` (a CUDA_VISIBLE_DEVICES entry, "0"
+    or, for an exercise that needs two, "0,1"; None: as the grader has it):
+    that entry inside, and of the GPUs' device nodes only its GPUs'. Which
+    node each is, the probe says, run with that GPU alone (the PCI address of
+    the device CUDA gives it), and the driver's /proc/driver/nvidia/gpus maps
+    it to /dev/nvidiaN and the GPU's UUID, which then names it inside (with
+    its nodes alone, CUDA may number them from 0). Where any step fails (a
+    stand-in probe, no driver files, a driver that wants every node), the
+    worker's sandbox keeps every GPU's node, saying so when the probe failed
+    with its own."""
     box = config["sandbox"]
     if gpu is None:
         return box
     box = box.on_gpu(gpu)
-    if box.unsafe or "," in gpu:   # several GPUs (one student's worker): every node stays
+    if box.unsafe:
         return box
-    why, said = probe(config, box)
-    found = workers.device_node(said) if not why else None
-    if not found or found[0] not in sandbox.gpu_nodes():
-        return box
-    node, uuid = found
-    narrow = box.on_gpu(uuid, node)
+    found = []   # (/dev/nvidiaN, UUID) of each of its GPUs, in its order
+    for one in gpu.split(","):
+        why, said = probe(config, box.on_gpu(one))
+        node = workers.device_node(said) if not why else None
+        if not node or node[0] not in sandbox.gpu_nodes():
+            return box
+        found.append(node)
+    nodes = [node for node, _ in found]
+    narrow = box.on_gpu(",".join(uuid for _, uuid in found), nodes)
     why, _ = probe(config, narrow)
     if why:
-        print(f"grade: [gpu {gpu}] with only {node} of the GPUs' device nodes in the "
-              f"sandbox, the GPU probe failed ({why}): this worker's sandbox holds every "
-              "GPU's node", file=sys.stderr)
+        print(f"grade: [gpu {gpu}] with only {', '.join(nodes)} of the GPUs' device nodes "
+              f"in the sandbox, the GPU probe failed ({why}): this worker's sandbox holds "
+              "every GPU's node", file=sys.stderr)
         return box
     return narrow

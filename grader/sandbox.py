@@ -6,8 +6,8 @@ What a sandboxed command sees, every path at its own place:
   (the CUDA driver and NVML read the GPU's PCI topology there), a /proc of its
   own, and a private /tmp and /dev/shm (tmpfs, bounded);
 - /dev with null, zero, urandom... and the GPU's device nodes (GPU_NODES):
-  of the numbered ones (/dev/nvidiaN, one per GPU) only the worker's GPU's
-  when the grader knows it (on_gpu), else all;
+  of the numbered ones (/dev/nvidiaN, one per GPU) only the worker's GPUs'
+  when the grader knows them (on_gpu), else all;
 - of the project, only what a build needs (PROJECT), read-only: never
   solutions/, the grader's code and rubrics, build/, tests/ or .git;
 - what the grader names: the build it made for this run (the library and
@@ -121,7 +121,7 @@ class Sandbox:
     `bin_dirs`: folders on its PATH before the system's (the toolkit's).
     unsafe=True runs commands as they are (no sandbox could be made, and the
     grader was told to go on), with the same environment and watchdog.
-    on_gpu() makes a worker's copy, for one GPU."""
+    on_gpu() makes a worker's copy, for its GPUs."""
 
     def __init__(self, readonly=(), hidden=(), bin_dirs=(), limits=LIMITS, unsafe=False):
         self.limits = limits
@@ -133,15 +133,22 @@ class Sandbox:
         self.tools = {name: shutil.which(name) for name in ("bwrap",)}
         self.tools.update({name: shutil.which(name, path=SYSTEM_PATH) for name in HELPERS})
         self.visible = None   # CUDA_VISIBLE_DEVICES inside; None: as the grader has it
-        self.node = None      # the one /dev/nvidiaN bound in; None: every GPU's
+        self.nodes = None     # the /dev/nvidiaN bound in; None: every GPU's
 
-    def on_gpu(self, visible, node=None):
-        """This sandbox for the worker of one GPU: CUDA_VISIBLE_DEVICES=visible
-        inside and, when `node` (/dev/nvidiaN) is given, that GPU's node alone
-        of the numbered ones, so that no measurement can touch another GPU."""
+    def on_gpu(self, visible, nodes=None):
+        """This sandbox for the worker of some GPUs (one, or the N of an
+        exercise that needs N): CUDA_VISIBLE_DEVICES=visible inside and, when
+        `nodes` (/dev/nvidiaN, one per GPU) are given, those alone of the
+        numbered ones, so that no measurement can touch another GPU."""
         box = copy.copy(self)
-        box.visible, box.node = visible, node
+        box.visible, box.nodes = visible, (tuple(nodes) if nodes else None)
         return box
+
+    @property
+    def node(self):
+        """The numbered device nodes bound in, as the outcome records them
+        ("/dev/nvidia0,/dev/nvidia1"); None: every GPU's."""
+        return ",".join(self.nodes) if self.nodes else None
 
     def describe(self):
         if self.unsafe:
@@ -185,7 +192,7 @@ class Sandbox:
         for name in ETC:
             args += ["--ro-bind-try", f"/etc/{name}", f"/etc/{name}"]
         args += ["--ro-bind", "/sys", "/sys", "--proc", "/proc", "--dev", "/dev"]
-        for node in gpu_nodes(self.node):
+        for node in gpu_nodes(self.nodes):
             args += ["--dev-bind", node, node]
         args += ["--perms", "1777", "--size", str(self.limits.tmp), "--tmpfs", "/tmp",
                  "--perms", "1777", "--size", str(self.limits.shm), "--tmpfs", "/dev/shm"]
@@ -235,12 +242,13 @@ def _dirs(path, made):
 
 
 def gpu_nodes(only=None):
-    """The GPU device nodes here; with `only` (/dev/nvidiaN), that one of the
-    numbered ones (a GPU each) and every other node (the driver's own)."""
+    """The GPU device nodes here; with `only` (/dev/nvidiaN, one or more),
+    those of the numbered ones (a GPU each) and every other node (the
+    driver's own)."""
     found = {p for pattern in GPU_NODES for p in glob.glob(pattern)}
     if only is not None:
         numbered = set(glob.glob(GPU_NODES[0]))
-        found = (found - numbered) | ({only} & numbered)
+        found = (found - numbered) | (set(only) & numbered)
     return sorted(found)
 
 

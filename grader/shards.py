@@ -24,16 +24,21 @@ def class_digest(names):
     return hashlib.sha256("\n".join(names).encode("utf-8")).hexdigest()[:16]
 
 
-def write_run(out, *, everyone, students, shard, gpus, seconds, build_seconds, sandbox):
+def write_run(out, *, everyone, students, shard, workers, seconds, build_seconds, sandbox):
     """Records a finished run in OUT/run.json, with its throughput and how
-    student code was sandboxed; returns it. It records no grades, and a run
-    that graded nothing (no GPU) writes none."""
+    student code was sandboxed; returns it. `workers`: each worker's
+    CUDA_VISIBLE_DEVICES entry ("0", or "0,1" for an exercise that needs two;
+    None: as given), in the order of their numbers; "gpus" lists the GPUs
+    they used, each once. It records no grades, and a run that graded
+    nothing (no GPU) writes none."""
     minutes = seconds / 60
+    entries = [g if g is not None else "as given" for g in workers]
     record = {
         "shard": {"index": shard[0], "count": shard[1]},
         "class": {"students": everyone, "digest": class_digest(everyone)},
         "students": students,
-        "gpus": [g if g is not None else "as given" for g in gpus],
+        "gpus": list(dict.fromkeys(g for entry in entries for g in entry.split(","))),
+        "workers": entries,
         "sandbox": sandbox,
         "host": socket.gethostname(),
         "finished": time.strftime("%Y-%m-%dT%H:%M:%S%z"),

@@ -1,6 +1,8 @@
 """Grading on every GPU of a machine: one worker per GPU, each grading one
 student at a time on its own GPU (through CUDA_VISIBLE_DEVICES), so that no
-two measurements ever share a GPU. grade.py calls these. Standard library only.
+two measurements ever share a GPU; an exercise that needs N GPUs in one
+process (a rubric's gpus = N) is graded after the others, on workers of N
+GPUs each (groups). grade.py calls these. Standard library only.
 """
 
 import concurrent.futures
@@ -61,11 +63,19 @@ def worker_gpus(wanted=None):
     return gpus[:wanted] if gpus else [str(k) for k in range(wanted)]
 
 
-def share(gpus, items, start, one):
+def groups(gpus, size):
+    """Workers of `size` GPUs each from the GPUs `gpus` (CUDA_VISIBLE_DEVICES
+    entries), in order and never sharing one: floor(len(gpus) / size) entries
+    such as "0,1"; [] when there are fewer than `size`."""
+    return [",".join(gpus[i:i + size]) for i in range(0, len(gpus) - size + 1, size)]
+
+
+def share(gpus, items, start, one, first=0):
     """Runs start(worker, gpu) on every worker, then one(worker, gpu, item)
     for each item, each on the first worker free; a worker does one thing at a
-    time. Returns when every item is done; re-raises the first error, once
-    the other workers have finished the item in hand and taken no other."""
+    time. The workers are numbered from `first`, gpus[0]'s. Returns when every
+    item is done; re-raises the first error, once the other workers have
+    finished the item in hand and taken no other."""
     todo = queue.SimpleQueue()
     for item in items:
         todo.put(item)
@@ -80,7 +90,7 @@ def share(gpus, items, start, one):
             one(k, gpu, item)
 
     with concurrent.futures.ThreadPoolExecutor(max_workers=len(gpus)) as pool:
-        running = [pool.submit(worker, k, gpu) for k, gpu in enumerate(gpus)]
+        running = [pool.submit(worker, k, gpu) for k, gpu in enumerate(gpus, first)]
         try:
             for done in running:
                 done.result()

@@ -283,6 +283,100 @@ tests/fixtures/grading/fake-harness.sh "\"mismatches\": 0, \"speedup\": 1.9, \"e
     refute_output --partial ",partial"
 }
 
+# grade_two [ARGS...]: grade-all of the class, ex01 and ex13 (which needs two
+# GPUs in one process), against the reference solutions in
+# $BATS_TEST_TMPDIR/solutions, with a stand-in that prints each exercise's
+# full-marks metrics and the CUDA_VISIBLE_DEVICES it ran with.
+grade_two() {
+    local harness
+    harness=$(cat <<EOF
+m='$METRICS_EX01'
+[ "\$GRADER_EXERCISE" = ex13 ] && m='"mismatches": 0, "calls_wrong": 0, "speedup": 1.4'
+tests/fixtures/grading/fake-harness.sh "\$m, \"visible\": \"\$CUDA_VISIBLE_DEVICES\""
+EOF
+    )
+    mkdir -p "$BATS_TEST_TMPDIR/solutions"
+    cp exercises/ex01_default_stream.cu exercises/ex13_gradient_overlap.cu "$BATS_TEST_TMPDIR/solutions/"
+    grade --submissions "$CLASS" --only ex01,ex13 --no-memcheck --out "$BATS_TEST_TMPDIR/out" \
+        --solutions "$BATS_TEST_TMPDIR/solutions" --fake-harness "$harness" "$@"
+}
+
+@test "on two GPUs grade-all grades ex13 on a worker holding both, after ex01 on one-GPU workers; on one, ex13 is waived" {
+    require_sandbox
+    for name in ann bob carol; do student "$name" ex01_default_stream.cu ex13_gradient_overlap.cu; done
+    CUDA_VISIBLE_DEVICES=0,1 run grade_two
+    assert_success
+    assert_output --partial "grade: ex13 on 1 worker of 2 GPUs: 0,1"
+    # one phase after the other: no GPU is in two workers at once
+    last=$(grep -n ', ex01$' <<<"$output" | tail -1 | cut -d: -f1)
+    first=$(grep -n ', ex13$' <<<"$output" | head -1 | cut -d: -f1)
+    ((last < first)) || fail "ex13 began (line $first) before ex01 ended (line $last)"
+    assert_output --partial "on 2 GPUs (0, 1)"
+    for name in ann bob carol; do
+        run row "$name" ex01
+        assert_output "10/10,passed,full marks [memcheck off]"
+        run row "$name" ex13
+        assert_output "10/10,passed,full marks [memcheck off]"
+    done
+    # ex01 on workers 0 and 1, a GPU each; ex13 on worker 2, holding both; the
+    # reference solution measured by each worker on its own GPUs, for its
+    # exercises only; each pass ran with its worker's GPUs, as the table says
+    python3 - "$BATS_TEST_TMPDIR/out" <<'PY' || fail "ex13 did not run on a worker of both GPUs"
+import json, pathlib, sys
+out = pathlib.Path(sys.argv[1])
+seen = set()
+for path in out.glob("*/outcomes/*.json"):
+    o = json.loads(path.read_text())
+    for name in ("measure", "check"):
+        assert o[name]["metrics"]["visible"] == o["gpu"], o
+    seen.add((o["exercise"], o["worker"], o["gpu"]))
+assert {(ex, w, g) for ex, w, g in seen if ex == "ex13"} == {("ex13", 2, "0,1")}, seen
+assert {g for ex, _, g in seen if ex == "ex01"} <= {"0", "1"}, seen
+reference = {w.name: sorted((json.loads(p.read_text())["exercise"], json.loads(p.read_text())["gpu"])
+                            for p in w.glob("outcomes/*.json"))
+             for w in (out / "_reference").iterdir()}
+assert reference == {"w0": [("ex01", "0")], "w1": [("ex01", "1")], "w2": [("ex13", "0,1")]}, reference
+run = json.loads((out / "run.json").read_text())
+assert (run["gpus"], run["workers"]) == (["0", "1"], ["0", "1", "0,1"]), run
+PY
+    run grep -c "  ex13  .*  passed  \[worker 2, GPUs 0,1\]$" "$BATS_TEST_TMPDIR/out/report.txt"
+    assert_output "3"
+    run grep -c "  ex01  .*  passed  \[worker [01], GPU [01]\]$" "$BATS_TEST_TMPDIR/out/report.txt"
+    assert_output "3"
+    # one GPU: ex13 waived for everyone, in no total; ex01 graded as before
+    CUDA_VISIBLE_DEVICES=0 run grade_two --out "$BATS_TEST_TMPDIR/one"
+    assert_success
+    refute_output --partial "of 2 GPUs:"
+    for name in ann bob carol; do
+        run row "$name" ex13 "$BATS_TEST_TMPDIR/one/grades.csv"
+        assert_output --regexp "^0/0,waived,needs 2 GPUs in one process, and this worker has 1:"
+        run row "$name" ex01 "$BATS_TEST_TMPDIR/one/grades.csv"
+        assert_output "10/10,passed,full marks [memcheck off]"
+    done
+    [ -z "$(ls "$BATS_TEST_TMPDIR"/one/*/work/ex13/*.stdout 2>/dev/null)" ] || fail "the waived ex13 ran"
+}
+
+@test "on two GPUs, shards of a class with ex13 merge into the unsharded run's grades" {
+    require_sandbox
+    for name in ann bob carol; do student "$name" ex01_default_stream.cu ex13_gradient_overlap.cu; done
+    export CUDA_VISIBLE_DEVICES=0,1
+    grade_two >/dev/null 2>&1
+    # shard 1/2 holds two students (ex13 on a worker of both GPUs), shard 2/2
+    # one (its one worker holds both GPUs, for every exercise)
+    for i in 1 2; do
+        grade_two --shard "$i/2" --out "$BATS_TEST_TMPDIR/shard-$i" >/dev/null 2>&1
+    done
+    run from_json "$BATS_TEST_TMPDIR/shard-2/run.json" "d['students'], d['workers']"
+    assert_output "['bob'] ['0,1']"
+    run grade --merge "$BATS_TEST_TMPDIR"/shard-{1,2} --out "$BATS_TEST_TMPDIR/merged"
+    assert_success
+    cmp "$BATS_TEST_TMPDIR/out/grades.csv" "$BATS_TEST_TMPDIR/merged/grades.csv" || fail "grades.csv differs"
+    run grep -c ",ex13,10,10,passed," "$BATS_TEST_TMPDIR/merged/grades.csv"
+    assert_output "3"
+    run grep -c "  ex13  .*\[worker [0-9] (shard [12]/2), GPUs 0,1\]$" "$BATS_TEST_TMPDIR/merged/report.txt"
+    assert_output "3"
+}
+
 @test "--gpus counts the GPUs nvidia-smi lists or CUDA_VISIBLE_DEVICES names, and asks for no more" {
     require_sandbox
     student ann

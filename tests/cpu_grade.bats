@@ -444,7 +444,7 @@ ex14: builds: yes"
     CUDA_VISIBLE_DEVICES=0 fake --only ex13 --gpus 1 --fake-gpu-probe true \
         --fake-harness "tests/fixtures/grading/fake-harness.sh '$metrics'" >/dev/null
     run row exercises ex13
-    assert_output "0/0,waived,needs 2 GPUs in one process, and this worker has 1: waived, in no total (grade on a machine with 2; make grade gives its one worker every GPU)"
+    assert_output "0/0,waived,needs 2 GPUs in one process, and this worker has 1: waived, in no total (grade on a machine with 2: grade and grade-all give it workers of 2)"
     [ ! -e "$BATS_TEST_TMPDIR/out/work/ex13/measure.stdout" ] || fail "the waived exercise ran"
     # one student, two GPUs: its one worker holds both, and ex13 is scored
     CUDA_VISIBLE_DEVICES=0,1 fake --only ex13 --fake-gpu-probe true \

@@ -284,16 +284,17 @@ bob ex01: builds: yes"
     assert_output ""
 }
 
-@test "a worker's sandbox holds its own GPU's device node and no other's, named by its UUID inside" {
+@test "a worker's sandbox holds its own GPUs' device nodes and no other's, named by their UUIDs inside" {
     require_sandbox
     run python3 -u - "$BATS_TEST_TMPDIR" <<'PY'
 import pathlib, sys
 sys.path.insert(0, "grader")
 import runner, sandbox, workers
 tmp = pathlib.Path(sys.argv[1])
-# the driver's /proc/driver/nvidia/gpus of a machine with two GPUs
+# the driver's /proc/driver/nvidia/gpus of a machine with three GPUs
 workers.DRIVER_GPUS = tmp / "gpus"
-for minor, address, uuid in ((0, "0000:19:00.0", "GPU-aaaa"), (1, "0000:3b:00.0", "GPU-bbbb")):
+for minor, address, uuid in ((0, "0000:19:00.0", "GPU-aaaa"), (1, "0000:3b:00.0", "GPU-bbbb"),
+                             (2, "0000:5e:00.0", "GPU-cccc")):
     (workers.DRIVER_GPUS / address).mkdir(parents=True)
     (workers.DRIVER_GPUS / address / "information").write_text(
         f"Model: \t\t NVIDIA H100\nGPU UUID: \t {uuid}\nBus Location: \t {address}\n"
@@ -301,18 +302,18 @@ for minor, address, uuid in ((0, "0000:19:00.0", "GPU-aaaa"), (1, "0000:3b:00.0"
 print(workers.device_node("NVIDIA H100\n0000:3b:00.0\n"), workers.device_node("NVIDIA H100\n"))
 # and its device nodes, here
 (tmp / "dev").mkdir()
-for node in ("nvidia0", "nvidia1", "nvidiactl", "nvidia-uvm"):
+for node in ("nvidia0", "nvidia1", "nvidia2", "nvidiactl", "nvidia-uvm"):
     (tmp / "dev" / node).touch()
 sandbox.GPU_NODES = tuple(f"{tmp}/dev/{p}" for p in ("nvidia[0-9]*", "nvidiactl", "nvidia-uvm"))
 found = workers.device_node
-workers.device_node = lambda said: found(said) and (f"{tmp}/dev/nvidia1", found(said)[1])
+workers.device_node = lambda said: found(said) and (f"{tmp}{found(said)[0]}", found(said)[1])
 def seen(box):
     argv = box.argv(["true"], tmp / "scratch")
     nodes = [pathlib.Path(argv[i + 1]).name for i, a in enumerate(argv) if a == "--dev-bind"]
     print(" ".join(nodes), box.environment(tmp / "scratch").get("CUDA_VISIBLE_DEVICES"))
 box = sandbox.Sandbox()
 seen(box.on_gpu("1"))
-seen(box.on_gpu("GPU-bbbb", f"{tmp}/dev/nvidia1"))
+seen(box.on_gpu("GPU-bbbb", [f"{tmp}/dev/nvidia1"]))
 # the probe in the worker's sandbox gives the PCI address of its GPU
 config = {"tools": None, "scratch": tmp, "sandbox": box}
 address = "echo 'NVIDIA H100'; echo 0000:3b:00.0"
@@ -321,13 +322,22 @@ for probe in (address, "echo 'a stand-in'",
               f'[ "$CUDA_VISIBLE_DEVICES" = 1 ] || {{ echo "gpu_probe: cannot run here: '
               f'no CUDA-capable GPU is visible" >&2; exit 3; }}; {address}'):
     seen(runner.worker_sandbox(dict(config, fake_probe=probe), "1"))
+# a worker of two GPUs (ex13): each GPU found by the probe given it alone
+# (the address of the first GPU it sees); both nodes bound, the third's not
+first = """case ${CUDA_VISIBLE_DEVICES%%,*} in 0|GPU-aaaa) a=19;; 1|GPU-bbbb) a=3b;; 2|GPU-cccc) a=5e;; esac
+echo 'NVIDIA H100'; echo 0000:$a:00.0"""
+two = runner.worker_sandbox(dict(config, fake_probe=first), "0,2")
+seen(two)
+print(two.node == f"{tmp}/dev/nvidia0,{tmp}/dev/nvidia2")
 PY
     assert_success
     assert_equal "$output" "('/dev/nvidia1', 'GPU-bbbb') None
-nvidia-uvm nvidia0 nvidia1 nvidiactl 1
+nvidia-uvm nvidia0 nvidia1 nvidia2 nvidiactl 1
 nvidia-uvm nvidia1 nvidiactl GPU-bbbb
 nvidia-uvm nvidia1 nvidiactl GPU-bbbb
-nvidia-uvm nvidia0 nvidia1 nvidiactl 1
+nvidia-uvm nvidia0 nvidia1 nvidia2 nvidiactl 1
 grade: [gpu 1] with only $BATS_TEST_TMPDIR/dev/nvidia1 of the GPUs' device nodes in the sandbox, the GPU probe failed (no CUDA-capable GPU is visible): this worker's sandbox holds every GPU's node
-nvidia-uvm nvidia0 nvidia1 nvidiactl 1"
+nvidia-uvm nvidia0 nvidia1 nvidia2 nvidiactl 1
+nvidia-uvm nvidia0 nvidia2 nvidiactl GPU-aaaa,GPU-cccc
+True"
 }

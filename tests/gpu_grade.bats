@@ -6,7 +6,9 @@
 # a program takes the grader's token from stdin.
 # One grading run of all of them (setup_file, without compute-sanitizer, about
 # a minute and a half on an H100) serves most tests; the last one grades the
-# solutions under compute-sanitizer memcheck where it is installed.
+# solutions under compute-sanitizer memcheck where it is installed. ex13 needs
+# two GPUs in one process: on one GPU it is waived for everyone, in no total;
+# on two or more, that run grades it on a worker holding two GPUs.
 
 load test_helper
 
@@ -58,7 +60,8 @@ metric() {
     [ "$(cat "$ALL.rc")" = 0 ] || fail "grade.py exited $(cat "$ALL.rc"): $(tail -5 "$ALL.txt")"
     run python3 tests/fixtures/grading/check_outputs.py junit "$ALL/junit.xml"
     assert_success
-    assert_line "solutions: 57 tests, 0 failures"
+    # ex13's three criteria count where it was graded (2 GPUs), not where waived
+    assert_line "solutions: $(($(gpus) >= 2 ? 60 : 57)) tests, 0 failures"
     for s in solutions exercises fake-output over-synchronised racy hanging out-of-bounds build-error level1-only; do
         python3 tests/fixtures/grading/check_outputs.py gradescope "$ALL/$s/results.json" >/dev/null ||
             fail "$s/results.json is not valid"
@@ -114,14 +117,43 @@ level1-only ex05 12/16,partial
 level1-only ex07 12/16,partial
 level1-only ex14 12/16,partial
 EOF
-    # ex13 needs two GPUs in one worker: grade-all gives each worker one, so it
-    # is waived for everyone, in no total (make grade with one student gives
-    # its worker every GPU: tests/gpu_lab13.bats grades ex13 there)
+    # ex13 needs two GPUs in one process: on one GPU it is waived for everyone,
+    # in no total (on two, the next test)
+    (($(gpus) < 2)) || return 0
     for student in solutions exercises fake-output build-error; do
         run row "$student" ex13
         [[ "$output" == "0/0,waived,needs 2 GPUs in one process, and this worker has 1:"* ]] ||
             fail "$student ex13: $output"
     done
+}
+
+@test "on two GPUs grade-all grades ex13 on a worker holding two: the solution 10/10, the exercise as given 4/10" {
+    require_two
+    need solutions
+    run row solutions ex13
+    assert_output "10/10,passed,full marks [memcheck off]"
+    # as given: right, each layer and bucket queued once (4 points), and serial
+    run row exercises ex13
+    assert_output --partial "4/10,partial,overlaps: speedup"
+    run row build-error ex13
+    assert_output "0/10,missing,no ex13_*.cu in the submission"
+    # graded after the others, on a worker of its own holding two GPUs and
+    # their two device nodes, against the reference it measured there
+    run python3 - "$ALL" <<'PY'
+import json, pathlib, sys
+out = pathlib.Path(sys.argv[1])
+for path in sorted(out.glob("*/outcomes/ex13.json")) + sorted(out.glob("_reference/*/outcomes/ex13.json")):
+    o = json.loads(path.read_text())
+    if o.get("measure"):
+        print(path.relative_to(out).parts[0], o["worker"], len(o["gpu"].split(",")),
+              len(str(o["gpu_node"]).split(",")), o["measure"]["metrics"]["gpus"])
+PY
+    assert_success
+    assert_output --regexp "^exercises ([0-9]+) 2 2 2
+solutions \1 2 2 2
+_reference \1 2 2 2$"
+    run grep -c "  ex13  .*  \[worker [0-9]*, GPUs [^],]*,[^],]*\]$" "$ALL/report.txt"
+    assert_output "9"
 }
 
 @test "the GPU is usable from inside the sandbox, and every run of the grading was sandboxed" {
@@ -139,7 +171,7 @@ PY
     assert_output ""
 }
 
-@test "each worker grades in a sandbox holding its own GPU's device node, and no other GPU's" {
+@test "each worker grades in a sandbox holding its own GPUs' device nodes, and no other GPU's" {
     [ -n "${CUDA_VISIBLE_DEVICES:-}" ] || command -v nvidia-smi >/dev/null ||
         skip "no nvidia-smi and no CUDA_VISIBLE_DEVICES: one worker, with the GPUs as the grader has them"
     run grep "holds every GPU's node" "$ALL.txt"
@@ -152,7 +184,11 @@ for path in pathlib.Path(sys.argv[1]).glob("**/outcomes/*.json"):
     if outcome.get("measure"):
         nodes.setdefault(outcome["gpu"], set()).add(str(outcome.get("gpu_node")))
 print(sorted((gpu, sorted(held)) for gpu, held in nodes.items()))
+# a node per GPU: one for a worker of one, two for ex13's worker of two
+assert all(len(node.split(",")) == len(gpu.split(",")) for gpu, held in nodes.items()
+           for node in held), nodes
 PY
+    assert_success
     assert_output --regexp "/dev/nvidia[0-9]+"
     refute_output --partial "None"
 }
@@ -210,9 +246,13 @@ PY
     # thirteen exercises: their correctness points (2+2+2+3+2+1+3+4+2, ex10 1, ex11 4,
     # ex12 3, ex14 2, and the level twos' of ex03, ex04, ex05, ex07 and ex14 2 each;
     # ex06's, racing both ways, 0) of 166 (the level twos of ex03, ex04, ex05, ex06,
-    # ex07 and ex14: 6 each), and 0 for any concept criterion; ex13, waived (one GPU a
-    # worker), in no total
-    assert_output "41/166 0"
+    # ex07 and ex14: 6 each), and 0 for any concept criterion; ex13 waived on one
+    # GPU, in no total, and on two its correctness 4 of 10
+    if (($(gpus) >= 2)); then
+        assert_output "45/176 0"
+    else
+        assert_output "41/166 0"
+    fi
 }
 
 @test "a level-one-only submission keeps level one's points and earns no level-two concept point" {
@@ -333,9 +373,9 @@ print(runner.find_sanitizer({"NVCC": "nvcc"}) or "")')
     assert_success
     seconds=$(($(date +%s) - start))
     ((seconds < 120)) || fail "grading the thirteen solutions took $seconds s"
-    # every exercise but ex13 (two GPUs in one process: on one, waived)
+    # every exercise, ex13 only where two GPUs are visible (in one process: on one, waived)
     run grep -c "passed,full marks \[checked under compute-sanitizer memcheck\]" "$BATS_TEST_TMPDIR/sol/grades.csv"
-    assert_output "13"
+    assert_output "$(($(gpus) >= 2 ? 14 : 13))"
     python3 grader/grade.py --submission tests/fixtures/submissions/out-of-bounds --only ex06 \
         --no-reference --out "$BATS_TEST_TMPDIR/oob" >/dev/null 2>&1
     run cat "$BATS_TEST_TMPDIR/oob/grades.csv"

@@ -13,17 +13,6 @@ export NCCL_NVLS_ENABLE=0
 
 setup() { require_gpu; }
 
-# The GPUs this process sees.
-gpus() {
-    if [ -n "${CUDA_VISIBLE_DEVICES:-}" ]; then
-        tr ',' '\n' <<<"$CUDA_VISIBLE_DEVICES" | grep -c .
-    else
-        nvidia-smi -L 2>/dev/null | grep -c '^GPU'
-    fi
-}
-first_gpu() { if [ -n "${CUDA_VISIBLE_DEVICES:-}" ]; then echo "${CUDA_VISIBLE_DEVICES%%,*}"; else echo 0; fi; }
-require_two() { (($(gpus) >= 2)) || skip "needs 2 GPUs ($(gpus) visible)"; }
-
 verdicts="overlap_follows_model best_bucket_between full_sms_hide_less priority_makes_no_room room_lets_nccl_in slow_link_overlap_follows_model"
 
 @test "lab13 on one GPU runs everything on one rank, its sums checked, and exits 3: needs 2 GPUs" {

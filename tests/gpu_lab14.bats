@@ -20,17 +20,6 @@ export NCCL_NVLS_ENABLE=0
 
 setup() { require_gpu; }
 
-# The GPUs this process sees (as gpu_lab13.bats).
-gpus() {
-    if [ -n "${CUDA_VISIBLE_DEVICES:-}" ]; then
-        tr ',' '\n' <<<"$CUDA_VISIBLE_DEVICES" | grep -c .
-    else
-        nvidia-smi -L 2>/dev/null | grep -c '^GPU'
-    fi
-}
-first_gpu() { if [ -n "${CUDA_VISIBLE_DEVICES:-}" ]; then echo "${CUDA_VISIBLE_DEVICES%%,*}"; else echo 0; fi; }
-require_two() { (($(gpus) >= 2)) || skip "needs 2 GPUs ($(gpus) visible)"; }
-
 comm_verdicts="partition_overlap_follows_model partition_keeps_the_gain compute_cost_as_modelled"
 
 verdicts="kernels_on_partition_sms partition_runs_in_waves partition_latency_near_alone \

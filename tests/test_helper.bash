@@ -17,6 +17,20 @@ require_gpu() {
     why=$("$TOOLS/gpu_probe" 2>&1) || skip "no usable GPU here: ${why#gpu_probe: cannot run here: }"
 }
 
+# The GPUs this process sees: those CUDA_VISIBLE_DEVICES names, else those
+# nvidia-smi lists (as the grader's workers.py counts them); the first one.
+gpus() {
+    if [ -n "${CUDA_VISIBLE_DEVICES:-}" ]; then
+        tr ',' '\n' <<<"$CUDA_VISIBLE_DEVICES" | grep -c .
+    else
+        nvidia-smi -L 2>/dev/null | grep -c '^GPU'
+    fi
+}
+first_gpu() { if [ -n "${CUDA_VISIBLE_DEVICES:-}" ]; then echo "${CUDA_VISIBLE_DEVICES%%,*}"; else echo 0; fi; }
+
+# Skips the test unless 2 GPUs are visible (ex13, lab13, lab14's part 3).
+require_two() { (($(gpus) >= 2)) || skip "needs 2 GPUs ($(gpus) visible)"; }
+
 # Skips the test where a GPU is visible: the no-GPU path is tested elsewhere.
 require_no_gpu() {
     if "$TOOLS/gpu_probe" >/dev/null 2>&1; then

@@ -7,7 +7,8 @@
 # CLASS holds one folder per student; OUT gets shard-1 ... shard-N, logs/
 # and, when the merge has run, grades.csv, grades-import.csv, junit.xml and
 # report.txt. Settings, from the environment:
-#   GPUS_PER_SHARD  GPUs per shard (default 1; one grading worker each), 0 for none
+#   GPUS_PER_SHARD  GPUs per shard (default 1; one grading worker each; 2 to grade
+#                   ex13, which needs two in one process), 0 for none
 #   CPUS_PER_SHARD  CPUs per shard, for the builds (default 8)
 #   TIME_PER_SHARD  sbatch --time of a shard (default 2:00:00)
 #   WAIT=1          wait for the merge, and exit with its status
