@@ -263,6 +263,14 @@ size_t verify_affine(const uint32_t *in, const uint32_t *out, size_t n, int step
 size_t verify_block_records(const block_record *r, int blocks, uint64_t tag, uint64_t ns,
                             int sms, unsigned long long *earliest, tally *t);
 
+/* Where records r[0..blocks-1] ran: each one's SM marked in used[] (may be
+ * NULL; SMs at or past max_sms are not marked). Returns their span, the
+ * first start to the last end, in ns. */
+unsigned long long block_records_span(const block_record *r, int blocks, unsigned char *used,
+                                      int max_sms);
+/* How many of used[0..max_sms-1] are marked. */
+int sms_marked(const unsigned char *used, int max_sms);
+
 /* Where a run's spin_blocks launches went: launch k into stream number
  * `stream`, with `blocks` blocks, its first block's record at log[slot]. */
 typedef struct { int stream, blocks, slot; } launch_slot;

@@ -130,6 +130,27 @@ size_t verify_block_records(const block_record *r, int blocks, uint64_t tag, uin
     return wrong;
 }
 
+unsigned long long block_records_span(const block_record *r, int blocks, unsigned char *used,
+                                      int max_sms)
+{
+    unsigned long long first = ~0ull, last = 0;
+    for (int i = 0; i < blocks; i++) {
+        first = r[i].start_ns < first ? r[i].start_ns : first;
+        last = r[i].end_ns > last ? r[i].end_ns : last;
+        if (used && r[i].sm < (unsigned)max_sms)
+            used[r[i].sm] = 1;
+    }
+    return blocks > 0 ? last - first : 0;
+}
+
+int sms_marked(const unsigned char *used, int max_sms)
+{
+    int n = 0;
+    for (int i = 0; i < max_sms; i++)
+        n += used[i];
+    return n;
+}
+
 size_t verify_launches(const block_record *r, const launch_slot *l, int n, uint64_t tag,
                        uint64_t ns, int sms, uint64_t slack_ns, tally *blocks, tally *order)
 {

@@ -148,24 +148,13 @@ static uint64_t blocks_launch(int blocks, double us, int slot, cudaStream_t s)
 static double blocks_collect(int blocks, uint64_t tag, double us, int slot, unsigned char *used)
 {
     block_record *r = bench.h_log + slot;
-    unsigned long long first = 0, last = 0;
+    unsigned long long first;
     CUDA_CHECK(cudaMemcpy(r, bench.d_log + slot, blocks * sizeof *r, cudaMemcpyDeviceToHost));
     verify_block_records(r, blocks, tag, ns_from_ms(us / 1e3), bench.sm_count, &first, bench.into);
-    for (int i = 0; i < blocks; i++) {
-        last = r[i].end_ns > last ? r[i].end_ns : last;
-        if (used && r[i].sm < MAX_SMS)
-            used[r[i].sm] = 1;
-    }
-    return (double)(last - first) * 1e-6;
+    return (double)block_records_span(r, blocks, used, MAX_SMS) * 1e-6;
 }
 
-static int count(const unsigned char *used)
-{
-    int n = 0;
-    for (int i = 0; i < MAX_SMS; i++)
-        n += used[i];
-    return n;
-}
+static int count(const unsigned char *used) { return sms_marked(used, MAX_SMS); }
 
 /* The device's size for k SMs, asked of the driver with no context made; 0
  * when it refuses k or leaves nothing for the rest. */

@@ -148,24 +148,13 @@ double blocks_collect(bench *b, int blocks, uint64_t tag, uint64_t ns, int slot,
                       unsigned char *used)
 {
     block_record *r = b->h_log + slot;
-    unsigned long long first = 0, last = 0;
+    unsigned long long first;
     CUDA_CHECK(cudaMemcpy(r, b->d_log + slot, blocks * sizeof *r, cudaMemcpyDeviceToHost));
     verify_block_records(r, blocks, tag, ns, b->sm_count, &first, &b->records);
-    for (int i = 0; i < blocks; i++) {
-        last = r[i].end_ns > last ? r[i].end_ns : last;
-        if (used && r[i].sm < MAX_SMS)
-            used[r[i].sm] = 1;
-    }
-    return (double)(last - first) * 1e-3;
+    return (double)block_records_span(r, blocks, used, MAX_SMS) * 1e-3;
 }
 
-static int count_sms(const unsigned char *used)
-{
-    int n = 0;
-    for (int i = 0; i < MAX_SMS; i++)
-        n += used[i];
-    return n;
-}
+static int count_sms(const unsigned char *used) { return sms_marked(used, MAX_SMS); }
 
 /* ---- part 1: partitions, seen ------------------------------------------------ */
 
