@@ -20,9 +20,20 @@
  * host-chained run (the efficiency), every word right, every stage after the
  * one feeding it, and run_pipeline() returning in under 10% of the run.
  *
+ * Expected numbers on an H100: TO BE MEASURED (the reference solution's
+ * efficiency and host share, each level).
+ *
+ * Level two (graded apart, below run_pipeline): a pipeline that forks and
+ * joins, 4 batches of four stages: the first, two branches that each read
+ * what it wrote, and a join that reads both. Each branch's time is drawn
+ * afresh for every batch. The target is 90% of the model's speedup again,
+ * where the model is lab08's with the longest path through the graph in
+ * place of sum(t); level one's way stops near 82% of it.
+ *
  * Build and run:   make ex08 && ./ex08        (./ex08 --quick: a short run)
  * As given the results are right, the speedup is 1x, the host is blocked for
- * the whole run, and it exits 4.
+ * the whole run, and it exits 4. Stuck? lab08's handout has hints, from
+ * gentle to explicit, under "Stuck?".
  */
 #include "ex08.h"
 #include "streamlab.h"
@@ -36,6 +47,39 @@ void run_pipeline(const pipeline *p)
             p->stage(s, b);
             /* TODO(student): this host wait keeps the order, and keeps every
              * stream idle but one. Replace it with something the GPU waits for. */
+            CUDA_CHECK(cudaStreamSynchronize(p->stream[s]));
+        }
+}
+
+/* ---- Level two: a fork and a join (graded apart) ----
+ * LEVEL2_BATCHES batches of LEVEL2_STAGES stages, stage s in p->stream[s].
+ * ./ex08 prints your prediction beside the model's value for level one's
+ * way, and your pipeline's speedup beside the model's. */
+
+/* TODO(student): before you write run_level2(), work out from lab08's model
+ * what level one's way reaches here: each stage waiting for the stage
+ * numbered before it (first, A, B, join), 4 batches, every stage at its
+ * mean time (first and join 0.2 ms, each branch 1 ms), against the best the
+ * graph allows. A fraction (0.5 for 50%). */
+const double LEVEL2_PREDICTED_EFFICIENCY = 0;
+
+void run_level2(const level2_pipeline *p)
+{
+    /* TODO(student): the goal: at least 90% of the model's speedup over the
+     * program's host-chained run.
+     * The contract: every stage of every batch queued once, through
+     * p->stage; each stage starting on the GPU only after every stage it
+     * reads (ex08.h) has ended, in every batch, whichever branch ends last;
+     * no waits of any kind: return at once.
+     * How it is measured: timed from an idle GPU until it is idle again, in
+     * rounds with the program's host-chained run; every batch's word checked
+     * against the CPU reference, and each stage's start against the ends of
+     * the stages it reads on the GPU's own clock.
+     * Ask: what is the longest path a batch must take through these stages,
+     * and does your chain of waits make it longer? */
+    for (int b = 0; b < p->batches; b++)
+        for (int s = 0; s < LEVEL2_STAGES; s++) {
+            p->stage(s, b);
             CUDA_CHECK(cudaStreamSynchronize(p->stream[s]));
         }
 }

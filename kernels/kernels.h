@@ -104,6 +104,15 @@ __global__ void spin_blocks(uint64_t ns, uint64_t tag, block_record *log);
  * block holds an SM, and `blocks` = the SM count fills the GPU. */
 __global__ void pipeline_stage(uint64_t ns, uint32_t add, uint32_t *value, stage_span *span);
 
+/* <<<1, 1>>>: a stage of a pipeline that forks and joins (ex08's level
+ * two). As pipeline_stage, but it reads *x, and *y unless y is NULL, as it
+ * begins, and writes pipeline_join_reference(x, y, add) to *out: a branch
+ * (y NULL) reads the word before the fork into a word of its own, the join
+ * reads both branches' words. A join that began before either branch had
+ * ended read that branch's old word. */
+__global__ void pipeline_join(uint64_t ns, uint32_t add, const uint32_t *x, const uint32_t *y,
+                              uint32_t *out, stage_span *span);
+
 /* out[i] = `steps` rounds of x = a*x + b applied to in[i]; grid-stride loop,
  * so any grid size covers any n. a and b are arguments, not constants, so
  * the compiler cannot fold the loop away. With span non-NULL, span[0] gets
@@ -139,6 +148,17 @@ __host__ __device__
 static inline uint32_t pipeline_stage_reference(uint32_t x, uint32_t add)
 {
     return x * AFFINE_A + add;
+}
+
+/* A join of two words (y = 0 for a stage of one input, so that it is
+ * pipeline_stage_reference): AFFINE_B is odd, so a wrong y, as a wrong x,
+ * always gives another word. */
+#ifdef __CUDACC__
+__host__ __device__
+#endif
+static inline uint32_t pipeline_join_reference(uint32_t x, uint32_t y, uint32_t add)
+{
+    return pipeline_stage_reference(x, add) + y * AFFINE_B;
 }
 
 /* The word a seeded buffer holds at index i: splitmix64 of seed and i, so
@@ -191,6 +211,10 @@ size_t pipeline_stage_footprint(void);
 /* pipeline_stage<<<blocks, 1, footprint, stream>>>, the launch checked. */
 void pipeline_stage_launch(int blocks, size_t footprint, uint64_t ns, uint32_t add,
                            uint32_t *value, stage_span *span, cudaStream_t stream);
+
+/* pipeline_join<<<1, 1, 0, stream>>>, the launch checked. */
+void pipeline_join_launch(uint64_t ns, uint32_t add, const uint32_t *x, const uint32_t *y,
+                          uint32_t *out, stage_span *span, cudaStream_t stream);
 
 /* The host's clock (host_time_ms, in ns) minus %globaltimer: spin_and_log
  * <<<1, 1>>> in `stream` writes its clock into *pinned (page-locked host
@@ -308,6 +332,19 @@ size_t verify_pipeline(const uint32_t *value, const uint32_t *seed, const uint32
                        const stage_span *span, const uint64_t *ns, int stages, int batches,
                        uint64_t slack_ns, tally *values, tally *order);
 
+/* The fork-join pipeline of ex08's level two as pipeline_join left it, over
+ * `batches` batches, four stages a batch at [s * batches + b] of add, span
+ * and ns: 0 (pipeline_stage on value[b]), the branches 1 and 2 (each reading
+ * value[b] into a word of its own), and the join 3 (reading both branches'
+ * words into value[b]). value[b] must be the CPU reference of that graph
+ * from seed[b]: wrong words are added to *values. Every span must last at
+ * least its ns; each branch must begin after stage 0 ended, the join after
+ * both branches ended (within slack_ns): stages wrong or early are added to
+ * *order. Returns all that was wrong. */
+size_t verify_fork_join(const uint32_t *value, const uint32_t *seed, const uint32_t *add,
+                        const stage_span *span, const uint64_t *ns, int batches,
+                        uint64_t slack_ns, tally *values, tally *order);
+
 /* A pipeline's words and spans on both sides: what pipeline_stage reads and
  * writes, and what the host gives it and checks. The caller allocates them:
  * d_value, h_value and seed hold `batches` words; add, d_span and h_span
@@ -326,6 +363,9 @@ void pipeline_fresh(pipeline_buffers *p);
 /* The same, keeping the increments: for a pipeline captured as a CUDA graph,
  * whose kernels hold their increments as arguments (lab12). */
 void pipeline_fresh_words(pipeline_buffers *p);
+
+/* After a run (the GPU idle): downloads the words and spans. */
+void pipeline_download(pipeline_buffers *p);
 
 /* After a run (the GPU idle): downloads the words and spans and checks them
  * with verify_pipeline(), stage s expected to last ns[s]. */

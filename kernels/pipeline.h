@@ -21,7 +21,9 @@ pipeline_buffers pipeline_open(lab_run *run, int stages, int batches);
  * since no one stream's events can time work spread over several: returns
  * its ms, and in *issue_ms the host's time until issue() returned (what the
  * host spent blocked). Then every word and span is checked
- * (pipeline_verify, stage s expected to last ns[s]). */
+ * (pipeline_verify, stage s expected to last ns[s]); with ns NULL, not
+ * checked here: the caller downloads and checks a pipeline of another shape
+ * (ex08's fork and join). */
 double pipeline_run(pipeline_buffers *p, void (*issue)(void *ctx), void *ctx, const uint64_t *ns,
                     uint64_t slack_ns, tally *values, tally *order, double *issue_ms);
 

@@ -110,6 +110,26 @@ __global__ void pipeline_stage(uint64_t ns, uint32_t add, uint32_t *value, stage
     atomicMax(&span->end_ns, (unsigned long long)now);
 }
 
+__global__ void pipeline_join(uint64_t ns, uint32_t add, const uint32_t *x, const uint32_t *y,
+                              uint32_t *out, stage_span *span)
+{
+    uint64_t start = globaltimer_ns(), now;
+    /* both read as the stage begins: a join before a branch's end reads its old word */
+    uint32_t a = *(const volatile uint32_t *)x, b = y ? *(const volatile uint32_t *)y : 0;
+    do
+        now = globaltimer_ns();
+    while (now - start < ns);
+    *out = pipeline_join_reference(a, b, add);
+    span->start_ns = start, span->end_ns = now; /* one block: no other to widen it */
+}
+
+void pipeline_join_launch(uint64_t ns, uint32_t add, const uint32_t *x, const uint32_t *y,
+                          uint32_t *out, stage_span *span, cudaStream_t stream)
+{
+    pipeline_join<<<1, 1, 0, stream>>>(ns, add, x, y, out, span);
+    CHECK_LAUNCH();
+}
+
 size_t pipeline_stage_footprint(void)
 {
     return whole_sm_footprint((const void *)pipeline_stage);

@@ -210,3 +210,37 @@ size_t verify_pipeline(const uint32_t *value, const uint32_t *seed, const uint32
     tally_add(order, (size_t)stages * (size_t)batches, late, first_late);
     return wrong + late;
 }
+
+size_t verify_fork_join(const uint32_t *value, const uint32_t *seed, const uint32_t *add,
+                        const stage_span *span, const uint64_t *ns, int batches,
+                        uint64_t slack_ns, tally *values, tally *order)
+{
+    enum { FIRST, BRANCH_A, BRANCH_B, JOIN, STAGES };
+    size_t wrong = 0, late = 0, first_wrong = 0, first_late = 0;
+    for (int b = 0; b < batches; b++) {
+        const stage_span *at[STAGES];
+        for (int s = 0; s < STAGES; s++)
+            at[s] = &span[s * batches + b];
+        for (int s = 0; s < STAGES; s++) {
+            /* each stage after every stage it reads: a branch after the
+             * first, the join after both branches */
+            unsigned long long after = s == FIRST ? 0 : s != JOIN ? at[FIRST]->end_ns
+                                       : at[BRANCH_A]->end_ns > at[BRANCH_B]->end_ns
+                                           ? at[BRANCH_A]->end_ns : at[BRANCH_B]->end_ns;
+            int bad = at[s]->end_ns < at[s]->start_ns ||
+                      at[s]->end_ns - at[s]->start_ns < ns[s * batches + b] ||
+                      at[s]->start_ns + slack_ns < after;
+            if (bad && !late++)
+                first_late = (size_t)s * (size_t)batches + (size_t)b;
+        }
+        uint32_t x = pipeline_stage_reference(seed[b], add[FIRST * batches + b]);
+        uint32_t want = pipeline_join_reference(
+            pipeline_stage_reference(x, add[BRANCH_A * batches + b]),
+            pipeline_stage_reference(x, add[BRANCH_B * batches + b]), add[JOIN * batches + b]);
+        if (value[b] != want && !wrong++)
+            first_wrong = (size_t)b;
+    }
+    tally_add(values, (size_t)batches, wrong, first_wrong);
+    tally_add(order, (size_t)STAGES * (size_t)batches, late, first_late);
+    return wrong + late;
+}

@@ -61,7 +61,7 @@ metric() {
     run python3 tests/fixtures/grading/check_outputs.py junit "$ALL/junit.xml"
     assert_success
     # ex13's three criteria count where it was graded (2 GPUs), not where waived
-    assert_line "solutions: $(($(gpus) >= 2 ? 60 : 57)) tests, 0 failures"
+    assert_line "solutions: $(($(gpus) >= 2 ? 62 : 59)) tests, 0 failures"
     for s in solutions exercises fake-output over-synchronised racy hanging out-of-bounds build-error level1-only; do
         python3 tests/fixtures/grading/check_outputs.py gradescope "$ALL/$s/results.json" >/dev/null ||
             fail "$s/results.json is not valid"
@@ -84,7 +84,7 @@ solutions ex04 16/16,passed
 solutions ex05 16/16,passed
 solutions ex06 16/16,passed
 solutions ex07 16/16,passed
-solutions ex08 10/10,passed
+solutions ex08 16/16,passed
 solutions ex09 10/10,passed
 solutions ex10 10/10,passed
 solutions ex11 10/10,passed
@@ -97,7 +97,7 @@ exercises ex04 5/16,partial
 exercises ex05 4/16,partial
 exercises ex06 1/16,partial
 exercises ex07 5/16,partial
-exercises ex08 4/10,partial
+exercises ex08 6/16,partial
 exercises ex09 2/10,partial
 exercises ex10 1/10,partial
 exercises ex11 4/10,partial
@@ -116,6 +116,7 @@ level1-only ex06 10/16,partial
 level1-only ex05 12/16,partial
 level1-only ex07 12/16,partial
 level1-only ex14 12/16,partial
+level1-only ex08 12/16,partial
 EOF
     # ex13 needs two GPUs in one process: on one GPU it is waived for everyone,
     # in no total (on two, the next test)
@@ -215,6 +216,10 @@ PY
     python3 -c "import sys; sys.exit(not $output >= 0.8)" || fail "ex07 efficiency $output"
     run metric solutions ex07 level2_efficiency
     python3 -c "import sys; sys.exit(not $output >= 0.8)" || fail "ex07 level-2 efficiency $output"
+    run metric solutions ex08 level2_efficiency
+    python3 -c "import sys; sys.exit(not $output >= 0.9)" || fail "ex08 level-2 efficiency $output"
+    run metric solutions ex08 level2_runs_wrong
+    assert_output "0"
     run metric solutions ex06 producer_idle_runs
     assert_output "0"
     run metric solutions ex06 level2_producer_idle_runs
@@ -244,14 +249,14 @@ PY
     run python3 tests/fixtures/grading/check_outputs.py gradescope "$ALL/exercises/results.json"
     assert_success
     # thirteen exercises: their correctness points (2+2+2+3+2+1+3+4+2, ex10 1, ex11 4,
-    # ex12 3, ex14 2, and the level twos' of ex03, ex04, ex05, ex07 and ex14 2 each;
-    # ex06's, racing both ways, 0) of 166 (the level twos of ex03, ex04, ex05, ex06,
-    # ex07 and ex14: 6 each), and 0 for any concept criterion; ex13 waived on one
-    # GPU, in no total, and on two its correctness 4 of 10
+    # ex12 3, ex14 2, and the level twos' of ex03, ex04, ex05, ex07, ex08 and ex14 2
+    # each; ex06's, racing both ways, 0) of 172 (the level twos of ex03, ex04, ex05,
+    # ex06, ex07, ex08 and ex14: 6 each), and 0 for any concept criterion; ex13 waived
+    # on one GPU, in no total, and on two its correctness 4 of 10
     if (($(gpus) >= 2)); then
-        assert_output "45/176 0"
+        assert_output "47/182 0"
     else
-        assert_output "41/166 0"
+        assert_output "43/172 0"
     fi
 }
 
@@ -299,6 +304,14 @@ PY
     assert_output --regexp ",2,6$"
     run metric level1-only ex05 latency_ratio
     python3 -c "import sys; sys.exit(not $output >= 5)" || fail "level one's latency ratio $output"
+    # ex08: level one's 10 and level two's correctness 2: host-chained, right
+    # and as slow as the program's own host-chained run
+    run row level1-only ex08
+    assert_output --partial "12/16,partial,level2_fork_join: level2_efficiency"
+    run grep "^level1-only,ex08," "$ALL/grades.csv"
+    assert_output --regexp ",2,6$"
+    run metric level1-only ex08 efficiency
+    python3 -c "import sys; sys.exit(not $output >= 0.85)" || fail "level one's efficiency $output"
 }
 
 @test "printed output is never read: ex03's constant misses two random durations, ex04's verdict earns nothing" {

@@ -49,13 +49,26 @@ print(" ".join(sorted(c["name"] for c in d["checks"] if not c["passed"])))' "$BA
     assert_output --partial "What the grader would give"
     assert_output --regexp "\[FAIL\] overlaps +0/3"
     assert_output --regexp "\[FAIL\] host_free +0/3"
-    assert_output --partial "total: 4 of 10 points for this run"
+    assert_output --partial "level 1: 4 of 10 points"
+    # level two as given: host-chained through the fork and the join: right, serial
+    assert_output --partial "[ok]   level2_results_verified"
+    assert_output --partial "[ok]   level2_stages_in_order"
+    assert_output --partial "observed: NO  level2_pipeline_reaches_model"
+    assert_output --regexp "\[pass\] level2_results_correct +2/2"
+    assert_output --regexp "\[FAIL\] level2_fork_join +0/4 +level2_efficiency [0-9.]+, needs >= 0.9"
+    assert_output --partial "level 2: 2 of 6 points (a second level, graded apart)"
+    assert_output --partial "total: 6 of 16 points for this run"
 }
 
-@test "sol08 reaches the model with the host free, and earns full marks" {
-    run ./sol08
-    assert_success
-    assert_output --partial "total: 10 of 10 points for this run"
+@test "sol08 reaches the model with the host free, and at level two the fork-join's model, full marks" {
+    json_run ./sol08
+    observed "$f" pipeline_reaches_model
+    observed "$f" level2_pipeline_reaches_model
+    # the reference's prediction is the model at the mean times: 4.4 / 5.4 ms
+    run report value "$f" "your prediction" efficiency_bound
+    python3 -c "import sys; sys.exit(not abs($output - 81.5) < 0.1)" || fail "prediction $output"
+    run report value "$f" "points preview" total
+    assert_output "16"
     run ./sol08 --quick
     assert_success
 }
@@ -66,4 +79,7 @@ print(" ".join(sorted(c["name"] for c in d["checks"] if not c["passed"])))' "$BA
     assert_output --partial "[ok]   results_verified"
     assert_output --partial "[ok]   stages_in_order"
     assert_output --partial "[ok]   stages_queued_once"
+    assert_output --partial "[ok]   level2_results_verified"
+    assert_output --partial "[ok]   level2_stages_in_order"
+    assert_output --partial "[ok]   level2_stages_queued_once"
 }

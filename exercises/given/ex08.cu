@@ -35,7 +35,35 @@
  *   efficiency                 speedup / model_speedup, round by round;
  *   blocked_ms                 the host's time inside run_pipeline();
  *   blocked_fraction           blocked_ms / yours_ms, round by round.
- * --check: 3 batches, one round. */
+ *
+ * Level two, measured after level one in the same run: the student's
+ * run_level2() issues a pipeline that forks and joins, LEVEL2_BATCHES
+ * batches of four stages (ex08.h): the first, two branches that each read
+ * what it wrote (pipeline_join, kernels/, into a word of their own), and the
+ * join, which reads both branches' words into the batch's word. Handed four
+ * streams (stage s in stream[s]), a pool of LEVEL2_EVENTS events and
+ * stage(s, b); never the words or times. Every round draws the first's and
+ * the join's times, uniform in [0.1, 0.3) ms, and each branch's time afresh
+ * for every batch, uniform in [0.5, 1.5) ms, so that either branch can end
+ * last (--check: [0.05, 0.1) and [0.1, 0.3)); every run fresh words,
+ * increments and branch words (a join that read a branch early read a
+ * random word). Rounds (2 x reps - 1: 9) of the program's own host-chained
+ * run and the student's, in alternating order, each checked after it runs
+ * (verify_fork_join: words, and each stage's start against the ends of the
+ * stages it reads, from the GPU's record). The model: each stage in its
+ * stream in batch order, as soon as its stream and the stages it reads
+ * allow (fork_join_ms below, from the round's own times); host-chained the
+ * sum of every stage's time. Metrics, level one's with the prefix level2_:
+ *   level2_runs, level2_mismatches, level2_checked, level2_stages_out_of_order,
+ *   level2_calls_wrong, level2_host_chained_ms, level2_yours_ms,
+ *   level2_speedup, level2_model_speedup, level2_efficiency,
+ *   level2_blocked_fraction;
+ *   level2_runs_wrong     the student's runs with a word wrong, a stage
+ *                         early or short, or a stage not queued once;
+ *   level2_chain_bound    the model's efficiency for level one's way (each
+ *                         stage waiting for the one numbered before it);
+ *   level2_predicted      the student's LEVEL2_PREDICTED_EFFICIENCY.
+ * --check: 3 batches, one round; level two one round. */
 #include "ex08.h"
 #include "grading.h"
 #include "kernels.h"
@@ -69,6 +97,16 @@ static const verdict HOST_FREE = {
     "host_free", -INFINITY, 0.10, "%",
     "run_pipeline() waited for the GPU: the program waits after it returns; inside it, only "
     "cudaStreamWaitEvent (the GPU waits) keeps the order without blocking the host"};
+
+/* Level two: 90% of the model, as level one. The fork and join reach it
+ * but for launches (microseconds against ms); level one's chain, the
+ * branches one after the other, lengthens each batch's path by a branch:
+ * about 82% of the model at 4 batches (the median of 9 rounds in a
+ * simulation of the model: 0.82, never 0.9 in 3000 gradings). */
+static const verdict LEVEL2_EFFICIENT = {
+    "level2_pipeline_reaches_model", 0.9, INFINITY, "%",
+    "your branches do not run side by side, or a stage waits for more than it reads: "
+    "lab08's model, with the longest path through the graph in place of sum(t)"};
 
 enum { WARMUP = 1, MAX_BATCHES = 256 };
 static const unsigned long long SLACK_NS = 2000; /* %globaltimer's tick */
@@ -141,6 +179,182 @@ static void bench_open(lab_run *lab)
     lab_streams(lab, bench.s, EX08_STAGES, "stage", cudaStreamNonBlocking);
     lab_events(lab, bench.done, EX08_STAGES, cudaEventDisableTiming); /* ordering only */
     bench.p = pipeline_open(lab, EX08_STAGES, bench.n);
+}
+
+/* ---- Level two: a fork and a join ---- */
+
+enum { L2_N = LEVEL2_STAGES * LEVEL2_BATCHES };
+static struct {
+    level2_pipeline lp;        /* what run_level2() is handed (a copy each run) */
+    uint64_t ns[L2_N];         /* this round's times, stage s of batch b at [s * B + b] */
+    pipeline_buffers p;        /* the batch's word; increments and spans of four stages */
+    uint32_t *d_branch, *h_branch; /* each branch's word per batch: A at [b], B at [B + b] */
+    int calls[L2_N];
+    tally values, order;
+} two;
+
+static void stage2(int s, int batch)
+{
+    int n = LEVEL2_BATCHES, i = s * n + batch;
+    if (s < 0 || s >= LEVEL2_STAGES || batch < 0 || batch >= n)
+        fail_wrong("stage(%d, %d): stages are 0 to %d, batches 0 to %d", s, batch,
+                   LEVEL2_STAGES - 1, n - 1);
+    two.calls[i]++;
+    uint32_t *word = two.p.d_value + batch, *branch = two.d_branch + batch;
+    stage_span *span = two.p.d_span + i;
+    cudaStream_t st = two.lp.stream[s];
+    if (s == LEVEL2_FIRST)
+        pipeline_stage_launch(1, 0, two.ns[i], two.p.add[i], word, span, st);
+    else if (s == LEVEL2_JOIN)
+        pipeline_join_launch(two.ns[i], two.p.add[i], branch, branch + n, word, span, st);
+    else
+        pipeline_join_launch(two.ns[i], two.p.add[i], word, NULL,
+                             branch + (s == LEVEL2_BRANCH_B ? n : 0), span, st);
+}
+
+/* The program's own: the host waits for each stage before the next. */
+static void host_chained2(const level2_pipeline *p)
+{
+    for (int b = 0; b < p->batches; b++)
+        for (int s = 0; s < LEVEL2_STAGES; s++) {
+            p->stage(s, b);
+            CUDA_CHECK(cudaStreamSynchronize(p->stream[s]));
+        }
+}
+
+/* The model's time: each stage in its stream, in batch order, as soon as
+ * its stream and the stages it reads allow; t[s * B + b] in ms. With chain,
+ * level one's way: branch B after branch A, the join after branch B. */
+static double fork_join_ms(const double *t, int n, int chain)
+{
+    double first = 0, a = 0, b = 0, join = 0;
+    for (int k = 0; k < n; k++) {
+        first += t[LEVEL2_FIRST * n + k];
+        a = fmax(a, first) + t[LEVEL2_BRANCH_A * n + k];
+        b = fmax(b, chain ? a : first) + t[LEVEL2_BRANCH_B * n + k];
+        join = fmax(join, fmax(a, b)) + t[LEVEL2_JOIN * n + k];
+    }
+    return join;
+}
+
+typedef struct {
+    void (*fn)(const level2_pipeline *);
+    level2_pipeline p;
+} one_call2;
+static void call2(void *ctx) { ((one_call2 *)ctx)->fn(&((one_call2 *)ctx)->p); }
+
+/* One run of `fn` on fresh words, timed (pipeline_run), and checked from
+ * the GPU's record (verify_fork_join); returns whether anything was wrong. */
+static int one_run2(void (*fn)(const level2_pipeline *), const char *who, run_result *res)
+{
+    int n = LEVEL2_BATCHES, calls_wrong = 0;
+    one_call2 c = {fn, two.lp}; /* a copy */
+    memset(two.calls, 0, sizeof two.calls);
+    fill_random_u32(two.h_branch, 2 * (size_t)n, fresh_seed());
+    CUDA_CHECK(cudaMemcpy(two.d_branch, two.h_branch, 2 * n * sizeof(uint32_t),
+                          cudaMemcpyHostToDevice)); /* landed before pipeline_run's sync */
+    res->ms = pipeline_run(&two.p, call2, &c, NULL, 0, NULL, NULL, &res->blocked);
+    pipeline_download(&two.p);
+    two.values.where = two.order.where = who;
+    size_t wrong = verify_fork_join(two.p.h_value, two.p.seed, two.p.add, two.p.h_span, two.ns,
+                                    n, SLACK_NS, &two.values, &two.order);
+    for (int i = 0; i < L2_N; i++)
+        calls_wrong += two.calls[i] != 1;
+    res->calls_wrong = calls_wrong;
+    return wrong > 0 || calls_wrong > 0;
+}
+
+static void level2(lab_run *lab, int check)
+{
+    report *r = lab->r;
+    int n = LEVEL2_BATCHES, rounds = check ? 1 : 2 * lab->opt.reps - 1;
+    int runs = 0, runs_wrong = 0, calls_wrong = 0;
+    double lo = check ? 0.05 : 0.1, hi = check ? 0.1 : 0.3;       /* first and join */
+    double blo = check ? 0.1 : 0.5, bhi = check ? 0.3 : 1.5;     /* each branch */
+    two.lp.batches = n, two.lp.stage = stage2;
+    lab_streams(lab, two.lp.stream, LEVEL2_STAGES, "level-2 stage", cudaStreamNonBlocking);
+    lab_events(lab, two.lp.event, LEVEL2_EVENTS, cudaEventDisableTiming);
+    two.p = pipeline_open(lab, LEVEL2_STAGES, n);
+    two.d_branch = (uint32_t *)lab_device(lab, 2 * n * sizeof(uint32_t));
+    two.h_branch = (uint32_t *)lab_pageable(lab, 2 * n * sizeof(uint32_t));
+    double *v = (double *)lab_pageable(lab, 7 * (size_t)rounds * sizeof(double));
+    double *host_ms = v, *yours_ms = v + rounds, *speedup = v + 2 * rounds;
+    double *model = v + 3 * rounds, *eff = v + 4 * rounds, *chain = v + 5 * rounds;
+    double *fraction = v + 6 * rounds;
+    timeline_span_begin("level 2: host-chained and yours");
+    for (int round = -WARMUP; round < rounds; round++) {
+        double t[L2_N], sum = 0;
+        for (int s = 0; s < LEVEL2_STAGES; s++) {
+            int branch = s == LEVEL2_BRANCH_A || s == LEVEL2_BRANCH_B;
+            double once = grading_uniform(lo, hi); /* the first's and the join's: per round */
+            for (int b = 0; b < n; b++) {
+                t[s * n + b] = branch ? grading_uniform(blo, bhi) : once;
+                two.ns[s * n + b] = ns_from_ms(t[s * n + b]), sum += t[s * n + b];
+            }
+        }
+        run_result res[2];
+        for (int k = 0; k < 2; k++) { /* rounds alternate which goes first */
+            int yours = (round + k) % 2 != 0;
+            int bad = one_run2(yours ? run_level2 : host_chained2,
+                               yours ? "your level-2 pipeline" : "host-chained, level 2",
+                               &res[yours]);
+            if (yours)
+                runs_wrong += bad, calls_wrong += res[1].calls_wrong;
+        }
+        runs += 2;
+        if (round < 0)
+            continue;
+        double best = fork_join_ms(t, n, 0);
+        host_ms[round] = res[0].ms, yours_ms[round] = res[1].ms;
+        speedup[round] = res[0].ms / res[1].ms, model[round] = sum / best;
+        eff[round] = speedup[round] / model[round];
+        chain[round] = best / fork_join_ms(t, n, 1);
+        fraction[round] = res[1].blocked / res[1].ms;
+    }
+    timeline_span_end();
+    stats s_host = stats_of(host_ms, rounds), s_yours = stats_of(yours_ms, rounds);
+    stats s_speed = stats_of(speedup, rounds), s_model = stats_of(model, rounds);
+    stats s_eff = stats_of(eff, rounds), s_chain = stats_of(chain, rounds);
+    stats s_frac = stats_of(fraction, rounds);
+
+    report_section(r, "Level 2: a fork and a join");
+    report_text(r, "  %d batches: the first (%.1f-%.1f ms a round), branches A and B (%.1f-%.1f "
+                "ms, each batch afresh), the join\n", n, lo, hi, blo, bhi);
+    report_stats(r, "host-chained, level 2", "time", &s_host, "ms");
+    report_stats(r, "your level-2 pipeline", "time", &s_yours, "ms");
+    report_compare(r, "your level-2 pipeline", "speedup", "sum(t) / the fork-join's model",
+                   s_model.median, &s_speed, "x");
+    report_value(r, "level one's way", "efficiency_bound", s_chain.median * 100, "%");
+    report_value(r, "your prediction", "efficiency_bound", LEVEL2_PREDICTED_EFFICIENCY * 100,
+                 "%");
+    report_text(r, "  (the model's fraction for level one's way here, each stage waiting for "
+                "the one numbered\n  before it, at each round's times; your prediction is "
+                "LEVEL2_PREDICTED_EFFICIENCY, at the mean times)\n");
+    report_value(r, "your level-2 pipeline", "blocked_fraction", s_frac.median * 100, "%");
+    report_tally(r, "level2_results_verified", &two.values, "batch words differ from the CPU "
+                 "reference of the fork and the join");
+    report_tally(r, "level2_stages_in_order", &two.order, "stages that began before a stage "
+                 "they read had ended (the GPU's clock), or ran short");
+    report_check(r, "level2_stages_queued_once", calls_wrong == 0, "%d (stage, batch) pairs not "
+                 "queued exactly once by run_level2()", calls_wrong);
+    report_verdict(r, &LEVEL2_EFFICIENT, s_eff.median, "%.2fx over host-chained, %.0f%% of the "
+                   "model's %.2fx (the median of %d rounds)", s_speed.median,
+                   s_eff.median * 100, s_model.median, rounds);
+
+    grading_value("level2_runs", runs);
+    grading_value("level2_mismatches", (double)two.values.wrong);
+    grading_value("level2_checked", (double)two.values.checked);
+    grading_value("level2_stages_out_of_order", (double)two.order.wrong);
+    grading_value("level2_calls_wrong", calls_wrong);
+    grading_value("level2_runs_wrong", runs_wrong);
+    grading_value("level2_host_chained_ms", s_host.median);
+    grading_value("level2_yours_ms", s_yours.median);
+    grading_value("level2_speedup", s_speed.median);
+    grading_value("level2_model_speedup", s_model.median);
+    grading_value("level2_efficiency", s_eff.median);
+    grading_value("level2_chain_bound", s_chain.median);
+    grading_value("level2_predicted", LEVEL2_PREDICTED_EFFICIENCY);
+    grading_value("level2_blocked_fraction", s_frac.median);
 }
 
 int main(int argc, char **argv)
@@ -219,5 +433,6 @@ int main(int argc, char **argv)
     grading_value("efficiency", s_eff.median);
     grading_value("blocked_ms", s_blocked.median);
     grading_value("blocked_fraction", s_frac.median);
+    level2(&lab, check);
     return grading_finish(&lab);
 }

@@ -28,4 +28,42 @@ typedef struct {
  * each stage began after the one feeding it had ended. */
 void run_pipeline(const pipeline *p);
 
+/* ---- Level two: a pipeline that forks and joins ----
+ * Four stages a batch: the first, then two branches that each read what the
+ * first wrote (and not each other), then a join that reads both branches.
+ * Each branch's time is drawn afresh for every batch: either can end last.
+ * Which stage waits for which, and for how many events, is yours to work
+ * out from lab08's model. */
+
+enum { LEVEL2_FIRST, LEVEL2_BRANCH_A, LEVEL2_BRANCH_B, LEVEL2_JOIN, LEVEL2_STAGES };
+enum { LEVEL2_BATCHES = 4, LEVEL2_EVENTS = 8 };
+
+/* What one level-two run hands you, made by the program. */
+typedef struct {
+    int batches;                          /* LEVEL2_BATCHES */
+    cudaStream_t stream[LEVEL2_STAGES];   /* stage s runs in stream[s]; non-blocking */
+    cudaEvent_t event[LEVEL2_EVENTS];     /* a pool (cudaEventDisableTiming): use any */
+    /* Queues stage s (LEVEL2_FIRST .. LEVEL2_JOIN) of `batch` in stream[s]
+     * and returns at once. Each branch reads what LEVEL2_FIRST of its batch
+     * wrote; LEVEL2_JOIN reads what both branches of its batch wrote. */
+    void (*stage)(int s, int batch);
+} level2_pipeline;
+
+/* Yours, before run_level2(): the model's answer to "what fraction of the
+ * fork-join's best time does level one's way reach here?" (each stage
+ * waiting for the stage numbered before it: first, A, B, join), for
+ * LEVEL2_BATCHES batches with every stage at its mean time (first and join
+ * 0.2 ms, each branch 1 ms), as a fraction (0.5 for 50%). The program prints
+ * it beside the model's value at each round's own times; no points ride on
+ * it. */
+extern const double LEVEL2_PREDICTED_EFFICIENCY;
+
+/* Yours. Issues every stage of every batch, each exactly once, so that each
+ * stage starts on the GPU only after every stage it reads has ended, and
+ * returns without waiting for the GPU. The program calls it once per run,
+ * times it from an idle GPU to cudaDeviceSynchronize, then checks every
+ * batch's word against the CPU reference and, on the GPU's own clock, each
+ * stage's start against the ends of the stages it reads. */
+void run_level2(const level2_pipeline *p);
+
 #endif

@@ -20,13 +20,15 @@ EX = {n: "exercises/" + f for n, f in [
     ("ex01", "ex01_default_stream.cu"), ("ex02", "ex02_pinned_memory.cu"),
     ("ex03", "ex03_event_timing.cu"), ("ex04", "ex04_double_buffering.cu"),
     ("ex05", "ex05_stream_priorities.cu"), ("ex06", "ex06_stream_races.cu"),
-    ("ex07", "ex07_stream_pool.cu"), ("ex10", "ex10_cross_stream_free.cu"),
+    ("ex07", "ex07_stream_pool.cu"), ("ex08", "ex08_event_pipeline.cu"),
+    ("ex10", "ex10_cross_stream_free.cu"),
     ("ex12", "ex12_graph_pipeline.cu")]}
 LAB = {n: "labs/%s/README.md" % d for n, d in [
     ("lab01", "lab01_default_stream"), ("lab02", "lab02_pinned_memory"),
     ("lab03", "lab03_event_timing"), ("lab04", "lab04_double_buffering"),
     ("lab05", "lab05_stream_priorities"), ("lab06", "lab06_stream_races"),
-    ("lab07", "lab07_concurrent_kernels"), ("lab10", "lab10_stream_ordered_memory"),
+    ("lab07", "lab07_concurrent_kernels"), ("lab08", "lab08_event_pipelines"),
+    ("lab10", "lab10_stream_ordered_memory"),
     ("lab12", "lab12_cuda_graphs")]}
 LAB10 = "labs/lab10_stream_ordered_memory/"
 LAB12 = "labs/lab12_cuda_graphs/"
@@ -188,6 +190,19 @@ FACTS = [
      {EX["ex05"]: [lambda v: f"about {num(v / 1000)} ms of work"],
       LAB["lab05"]: [lambda v: f"about {num(v / 1000)} ms of"]}),
     # The timed runs are --reps; a warm-up run is checked too: runs + 1 in all.
+    ("ex08's level-two target", GIVEN + "ex08.cu", r'"level2_pipeline_reaches_model", ([\d.]+),',
+     {EX["ex08"]: [lambda v: f"The target is {pct(v)} of the model's speedup again"],
+      LAB["lab08"]: [lambda v: f"The target is again {pct(v)} of the model's speedup"],
+      RUBRIC % "ex08": [lambda v: f"min = {num(v)}", lambda v: f"reaches {pct(v)} of the fork-join"],
+      GUIDE: [lambda v: f"each round's times, at least {pct(v)}"]}),
+    ("ex08's level-two batches", GIVEN + "ex08.h", r"LEVEL2_BATCHES = (\d+)",
+     {EX["ex08"]: [lambda v: f"joins, {num(v)} batches of four stages"],
+      LAB["lab08"]: [lambda v: f"a pipeline that **forks and joins**, {num(v)} batches"],
+      RUBRIC % "ex08": [lambda v: f"in the same way: {num(v)} batches"],
+      GUIDE: [lambda v: f"joins them, {num(v)} batches"]}),
+    ("ex08's level-two events", GIVEN + "ex08.h", r"LEVEL2_EVENTS = (\d+)",
+     {LAB["lab08"]: [lambda v: f"a pool of {num(v)} events"],
+      GUIDE: [lambda v: f"a pool of {num(v)} events"]}),
     ("ex06's runs", GIVEN + "ex06.cu", r"\.reps = (\d+),",
      {EX["ex06"]: [lambda v: f"over {num(v + 1)} runs ({num(v)} timed runs",
           lambda v: f"every one of the {num(v)} timed runs"],
