@@ -59,9 +59,9 @@ seven_in_shards() {
     run grade_class
     assert_success
     run row bob ex01
-    assert_output "0/10,duplicate_files,two files for ex01: ex01_copy.cu, ex01_default_stream.cu; keep one"
+    assert_output "0/16,duplicate_files,two files for ex01: ex01_copy.cu, ex01_default_stream.cu; keep one"
     run row ann ex01
-    assert_output "10/10,passed,full marks [memcheck off]"
+    assert_output "16/16,passed,full marks [memcheck off]"
 }
 
 @test "files one level down, as a course site's zip unpacks, are graded where they are" {
@@ -71,9 +71,9 @@ seven_in_shards() {
     student dave hw1/submission/ex01_default_stream.cu
     grade_class >/dev/null
     run row carol ex01
-    assert_output "10/10,passed,full marks [memcheck off]"
+    assert_output "16/16,passed,full marks [memcheck off]"
     run row dave ex01
-    assert_output "10/10,passed,full marks [memcheck off]"
+    assert_output "16/16,passed,full marks [memcheck off]"
     run cat "$BATS_TEST_TMPDIR/out/carol/outcomes/ex01.json"
     assert_output --partial '"source": "submission/ex01_default_stream.cu"'
 }
@@ -84,7 +84,7 @@ seven_in_shards() {
     mkdir -p "$CLASS/bob"
     grade_class >/dev/null
     run row bob ex01
-    assert_output "0/10,empty_folder,the folder is empty: nothing was submitted"
+    assert_output "0/16,empty_folder,the folder is empty: nothing was submitted"
 }
 
 @test "a folder with no exercise file says what it holds" {
@@ -94,7 +94,7 @@ seven_in_shards() {
     touch "$CLASS/bob/homework.zip" "$CLASS/bob/main.cu"
     grade_class >/dev/null
     run row bob ex01
-    assert_output "0/10,no_exercise_files,no exercise file (exNN_*.cu) in the folder; it holds homework.zip, main.cu"
+    assert_output "0/16,no_exercise_files,no exercise file (exNN_*.cu) in the folder; it holds homework.zip, main.cu"
 }
 
 @test "a link in place of a file, a file that cannot be read or a name that is not UTF-8 is that exercise's row" {
@@ -104,19 +104,19 @@ seven_in_shards() {
     mkdir "$CLASS/fay/ex01_default_stream.cu"
     grade_class >/dev/null
     run row eve ex01
-    assert_output "0/10,unreadable,ex01_default_stream.cu is a symbolic link: submit the file itself"
+    assert_output "0/16,unreadable,ex01_default_stream.cu is a symbolic link: submit the file itself"
     run row fay ex01
-    assert_output "0/10,unreadable,ex01_default_stream.cu is not a file"
+    assert_output "0/16,unreadable,ex01_default_stream.cu is not a file"
     student hal "ex01_$(printf '\377').cu"
     grade_class >/dev/null
     run row hal ex01
-    assert_output "0/10,unreadable,ex01_$(printf '\357\277\275').cu: the file's name is not UTF-8; rename it"
+    assert_output "0/16,unreadable,ex01_$(printf '\357\277\275').cu: the file's name is not UTF-8; rename it"
     if [ "$(id -u)" != 0 ]; then # root reads whatever the mode says
         student gil
         chmod 000 "$CLASS/gil/ex01_default_stream.cu"
         grade_class >/dev/null
         run row gil ex01
-        assert_output "0/10,unreadable,cannot read ex01_default_stream.cu: Permission denied"
+        assert_output "0/16,unreadable,cannot read ex01_default_stream.cu: Permission denied"
     fi
 }
 
@@ -129,12 +129,12 @@ seven_in_shards() {
     assert_success
     for name in "o'brien" 'm$x' 'ann lee' 'say "hi"' zoë 'a,b' 'ctl\x01x'; do
         run row "$name" ex01
-        assert_output "10/10,passed,full marks [memcheck off]"
+        assert_output "16/16,passed,full marks [memcheck off]"
     done
     run python3 tests/fixtures/grading/check_outputs.py junit "$BATS_TEST_TMPDIR/out/junit.xml"
     assert_success
-    assert_line 'say "hi": 2 tests, 0 failures'
-    assert_line 'ctl\x01x: 2 tests, 0 failures'
+    assert_line 'say "hi": 4 tests, 0 failures'
+    assert_line 'ctl\x01x: 4 tests, 0 failures'
     # the outputs' folders hold no student text a shell or nvcc could misread
     run ls "$BATS_TEST_TMPDIR/out"
     refute_output --regexp "['\"\$\`\\\\]"
@@ -314,7 +314,7 @@ EOF
     assert_output --partial "on 2 GPUs (0, 1)"
     for name in ann bob carol; do
         run row "$name" ex01
-        assert_output "10/10,passed,full marks [memcheck off]"
+        assert_output "16/16,passed,full marks [memcheck off]"
         run row "$name" ex13
         assert_output "10/10,passed,full marks [memcheck off]"
     done
@@ -351,7 +351,7 @@ PY
         run row "$name" ex13 "$BATS_TEST_TMPDIR/one/grades.csv"
         assert_output --regexp "^0/0,waived,needs 2 GPUs in one process, and this worker has 1:"
         run row "$name" ex01 "$BATS_TEST_TMPDIR/one/grades.csv"
-        assert_output "10/10,passed,full marks [memcheck off]"
+        assert_output "16/16,passed,full marks [memcheck off]"
     done
     [ -z "$(ls "$BATS_TEST_TMPDIR"/one/*/work/ex13/*.stdout 2>/dev/null)" ] || fail "the waived ex13 ran"
 }
@@ -413,9 +413,9 @@ PY
     grade_class --only ex01,ex02 >/dev/null
     run cat "$BATS_TEST_TMPDIR/out/grades-import.csv"
     assert_output 'student,total,max
-ann,10,20
-bob,0,20
-"lee, ""jo""",10,20'
+ann,16,26
+bob,0,26
+"lee, ""jo""",16,26'
 }
 
 @test "Gradescope's scripts stop with one line and exit 3 on a runner without a GPU, and write no results" {

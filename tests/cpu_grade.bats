@@ -22,22 +22,22 @@ fake() {
     grade --submission exercises --no-reference --out "$BATS_TEST_TMPDIR/out" "$@"
 }
 
-@test "recorded runs score as the rubrics say: the solutions 84, the skeletons 18, partial work 50, broken work 0" {
+@test "recorded runs score as the rubrics say: the solutions 90, the skeletons 20, partial work 52, broken work 0" {
     run rescore
     assert_success
-    assert_output --partial "solutions: 84/84 points"
-    assert_output --partial "exercises: 18/84 points"
-    assert_output --partial "alice: 50/84 points"
-    assert_output --partial "broken: 0/84 points"
+    assert_output --partial "solutions: 90/90 points"
+    assert_output --partial "exercises: 20/90 points"
+    assert_output --partial "alice: 52/90 points"
+    assert_output --partial "broken: 0/90 points"
 }
 
 @test "grades.csv has the gradebook's six columns, then the second level's two, and one row per student and exercise" {
     rescore >/dev/null
     run head -1 "$BATS_TEST_TMPDIR/out/grades.csv"
     assert_output "student,exercise,points,max_points,status,reason,level2_points,level2_max"
-    # only ex03's, ex04's, ex05's and ex06's rubrics have a second level: the other rows leave its columns empty
+    # only ex01's, ex03's, ex04's, ex05's and ex06's rubrics have a second level: the other rows (ex02's) leave its columns empty
     run grep -c ',,$' "$BATS_TEST_TMPDIR/out/grades.csv"
-    assert_output "8"
+    assert_output "4"
     run python3 -c "import csv; print(len(list(csv.DictReader(open('$BATS_TEST_TMPDIR/out/grades.csv')))))"
     assert_output "24"
     run row solutions ex04
@@ -50,10 +50,12 @@ fake() {
 
 @test "the untouched exercises earn their correctness points and nothing for the concept" {
     rescore >/dev/null
-    for ex in ex01 ex02; do
-        run row exercises $ex
-        assert_output --regexp "^2/10,partial,"
-    done
+    run row exercises ex02
+    assert_output --regexp "^2/10,partial,"
+    # ex01's level two as handed out: each worker's per-thread default stream, which takes turns
+    run row exercises ex01
+    assert_output --regexp "^4/16,partial,"
+    assert_output --partial "level2_workers_overlap: level2_speedup_vs_per_thread 1, needs >= 1.8"
     # ex03's level two as handed out: one background and one launch, nothing timed
     run row exercises ex03
     assert_output --partial "4/16,partial,median_accurate: median_error_pct 100, needs <= 2"
@@ -87,7 +89,7 @@ fake() {
 @test "a build error, a missing file, a timeout, a crash and a CUDA error each score 0 with the reason" {
     rescore >/dev/null
     run row broken ex01
-    assert_output '0/10,build_error,build failed: ex01_default_stream.cu(18): error: identifier "cudaStreamNonBlock" is undefined'
+    assert_output '0/16,build_error,build failed: ex01_default_stream.cu(18): error: identifier "cudaStreamNonBlock" is undefined'
     run row broken ex02
     assert_output "0/10,missing,no ex02_*.cu in the submission"
     run row broken ex04
@@ -168,15 +170,15 @@ False"
     rescore >/dev/null
     run python3 tests/fixtures/grading/check_outputs.py junit "$BATS_TEST_TMPDIR/out/junit.xml"
     assert_success
-    assert_output "alice: 27 tests, 12 failures
-broken: 27 tests, 27 failures
-exercises: 27 tests, 18 failures
-solutions: 27 tests, 0 failures"
+    assert_output "alice: 29 tests, 13 failures
+broken: 29 tests, 29 failures
+exercises: 29 tests, 19 failures
+solutions: 29 tests, 0 failures"
 }
 
 @test "--format gradescope writes each student's results.json with Gradescope's fields" {
     rescore --format gradescope >/dev/null
-    for s in solutions:84/84 exercises:18/84 alice:50/84 broken:0/84; do
+    for s in solutions:90/90 exercises:20/90 alice:52/90 broken:0/90; do
         run python3 tests/fixtures/grading/check_outputs.py gradescope "$BATS_TEST_TMPDIR/out/${s%%:*}/results.json"
         assert_success
         assert_output --regexp "^${s#*:} "
@@ -262,7 +264,7 @@ PY
     run fake --only ex01 --no-memcheck --fake-harness "tests/fixtures/grading/fake-harness.sh '$METRICS_EX01'"
     assert_success
     run row exercises ex01
-    assert_output "10/10,passed,full marks [memcheck off]"
+    assert_output "16/16,passed,full marks [memcheck off]"
 }
 
 @test "a measurement taken while another process used the GPU is scored with a warning to grade it again" {
@@ -271,7 +273,7 @@ PY
         --fake-harness "tests/fixtures/grading/fake-harness.sh '$METRICS_EX01, \"gpu_shared\": 1'"
     assert_output --partial "warning: another process used the GPU during the measurement"
     run row exercises ex01
-    assert_output --partial "10/10,passed,full marks [memcheck off]; warning: another process used the GPU"
+    assert_output --partial "16/16,passed,full marks [memcheck off]; warning: another process used the GPU"
 }
 
 @test "the nonce reaches the program on its stdin, never in its environment" {
@@ -280,7 +282,7 @@ PY
         "[ -z \"\${GRADER_NONCE-}\" ] || exit 9; tests/fixtures/grading/fake-harness.sh '$METRICS_EX01'"
     assert_success
     run row exercises ex01
-    assert_output "10/10,passed,full marks [memcheck off]"
+    assert_output "16/16,passed,full marks [memcheck off]"
 }
 
 @test "a result line without this run's nonce, or with anything after it, is not taken" {
@@ -288,11 +290,11 @@ PY
     fake --only ex01 --no-memcheck --fake-harness \
         "echo '{\"exercise\": \"ex01\", \"pass\": \"measure\", \"nonce\": \"0123\", $METRICS_EX01}'" >/dev/null
     run row exercises ex01
-    assert_output "0/10,error,the harness printed no result line of its own (did the student's code exit early?)"
+    assert_output "0/16,error,the harness printed no result line of its own (did the student's code exit early?)"
     fake --only ex01 --no-memcheck --fake-harness \
         "tests/fixtures/grading/fake-harness.sh '$METRICS_EX01'; echo done" >/dev/null
     run row exercises ex01
-    assert_output --regexp "^0/10,error,the harness printed no result line"
+    assert_output --regexp "^0/16,error,the harness printed no result line"
 }
 
 @test "a harness that never returns is stopped at the time limit, with every process it started" {
@@ -304,7 +306,7 @@ PY
     fake --only ex01 --no-memcheck --time-limit 1 --fake-harness "$hang & $hang" >/dev/null
     (($(date +%s) - start < 10)) || fail "the grader waited for the hanging harness"
     run row exercises ex01
-    assert_output "0/10,timed_out,timed out after 1 s"
+    assert_output "0/16,timed_out,timed out after 1 s"
     run pgrep -f "$hang"
     assert_failure
 }
@@ -313,17 +315,17 @@ PY
     require_sandbox
     fake --only ex01 --no-memcheck --fake-harness 'kill -SEGV $$' >/dev/null
     run row exercises ex01
-    assert_output "0/10,crashed,crashed: killed by SIGSEGV"
+    assert_output "0/16,crashed,crashed: killed by SIGSEGV"
     fake --only ex01 --no-memcheck --fake-harness 'echo "ex01: CUDA error at x.cu:3" >&2; exit 1' >/dev/null
     run row exercises ex01
-    assert_output "0/10,error,stopped with exit 1: CUDA error at x.cu:3"
+    assert_output "0/16,error,stopped with exit 1: CUDA error at x.cu:3"
 }
 
 @test "a harness that prints without end keeps only the tail of its output" {
     require_sandbox
     fake --only ex01 --no-memcheck --time-limit 1 --fake-harness "yes" >/dev/null
     run row exercises ex01
-    assert_output "0/10,timed_out,timed out after 1 s"
+    assert_output "0/16,timed_out,timed out after 1 s"
     size=$(stat -c %s "$BATS_TEST_TMPDIR/out/work/ex01/measure.stdout")
     ((size <= 262144)) || fail "kept $size bytes"
 }
@@ -355,8 +357,8 @@ tests/fixtures/grading/fake-harness.sh "\"mismatches\": 0"' >/dev/null
         --out "$BATS_TEST_TMPDIR/out" --fake-harness "tests/fixtures/grading/fake-harness.sh '$METRICS_EX01'" >/dev/null
     run cut -d, -f1-5 "$BATS_TEST_TMPDIR/out/grades.csv"
     assert_output "student,exercise,points,max_points,status
-ann,ex01,10,10,passed
-bob,ex01,0,10,missing"
+ann,ex01,16,16,passed
+bob,ex01,0,16,missing"
     run --separate-stderr grade --submissions "$BATS_TEST_TMPDIR/class/ann" --only ex01
     assert_failure 2
     assert_equal "$stderr" "grade: SUBMISSIONS=$BATS_TEST_TMPDIR/class/ann holds no student folders (one sub-folder per student)"
@@ -392,7 +394,7 @@ bob,ex01,0,10,missing"
     [ -f "$BATS_TEST_TMPDIR/out/_build/libstreamlab.a" ] || fail "no private libstreamlab.a"
     while IFS='|' read -r student expected; do
         run row "$student" ex01
-        [[ "$output" == "0/10,build_error,build failed: $expected"* ]] || fail "$student: $output"
+        [[ "$output" == "0/16,build_error,build failed: $expected"* ]] || fail "$student: $output"
     done <<'EOF'
 defines-common|ex01_default_stream.cu defines stats_of, which common/stats.c defines: make it static or rename it
 defines-libc|ex01_default_stream.cu defines clock_gettime, which libc.so.6 defines
@@ -402,9 +404,9 @@ EOF
     # the sandbox holds neither the rubrics nor the solutions: never found,
     # so never compiled, whichever way the check names them
     run row includes-rubric ex01
-    assert_output --regexp "^0/10,build_error,build failed: ex01_default_stream.cu(:2:10: fatal error: .*No such file| includes grader/rubrics/)"
+    assert_output --regexp "^0/16,build_error,build failed: ex01_default_stream.cu(:2:10: fatal error: .*No such file| includes grader/rubrics/)"
     run row includes-solution ex01
-    assert_output --regexp "^0/10,build_error,build failed: ex01_default_stream.cu(:2:10: fatal error: .*No such file| includes solutions/)"
+    assert_output --regexp "^0/16,build_error,build failed: ex01_default_stream.cu(:2:10: fatal error: .*No such file| includes solutions/)"
 }
 
 @test "without a GPU, make grade builds each exercise's program in the sandbox, says it builds, writes no grade and exits 3" {

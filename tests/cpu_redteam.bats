@@ -68,8 +68,8 @@ said() { cat "$OUT/work/ex01/measure.stdout"; }
     assert_success
     while IFS='|' read -r student ex expected; do
         run row "$student" "$ex"
-        # ex03's rubric has a second level: its 16 points
-        [[ "$output" == "0/$([ "$ex" = ex03 ] && echo 16 || echo 10),build_error,build failed: $expected"* ]] ||
+        # ex01's and ex03's rubrics have a second level: their 16 points
+        [[ "$output" == "0/16,build_error,build failed: $expected"* ]] ||
             fail "$student: $output"
     done <<'EOF2'
 rewrite-weak-symbol|ex01|ex01_default_stream.cu defines fresh_seed, which kernels/verify.c defines
@@ -81,7 +81,7 @@ rewrite-global-object|ex01|ex01_default_stream.cu has code that runs before main
 EOF2
     # solutions/ is not in the sandbox: the include is never found, so never compiled
     run row rewrite-macro-include ex01
-    assert_output --regexp "^0/10,build_error,build failed: ex01_default_stream.cu(:[0-9]+:[0-9]+: fatal error: .*No such file| includes solutions/)"
+    assert_output --regexp "^0/16,build_error,build failed: ex01_default_stream.cu(:[0-9]+:[0-9]+: fatal error: .*No such file| includes solutions/)"
     ! grep -q "SOLUTION" "$BATS_TEST_TMPDIR/out/grades.csv" "$BATS_TEST_TMPDIR/out/report.txt" ||
         fail "the solution's text reached a report"
 }
@@ -172,7 +172,7 @@ EOF2
     run attack process-fork-bomb
     assert_success
     run row process-fork-bomb ex01 "$OUT/grades.csv"
-    assert_output "0/10,over_limit,stopped: it started more than 256 processes and threads (the sandbox's limit)"
+    assert_output "0/16,over_limit,stopped: it started more than 256 processes and threads (the sandbox's limit)"
     sleep 1
     run pgrep -f "$DRIVERS/process-fork-bomb/driver"
     assert_failure
@@ -183,7 +183,7 @@ EOF2
     run attack report-hostile-text
     assert_success
     run row report-hostile-text ex01 "$OUT/grades.csv"
-    assert_output --regexp "^0/10,error,stopped with exit 1: .*CUDA error .*cudaErrorFake"
+    assert_output --regexp "^0/16,error,stopped with exit 1: .*CUDA error .*cudaErrorFake"
     run python3 - "$OUT" <<'PY'
 import csv, sys, unicodedata, xml.etree.ElementTree as ET
 out = sys.argv[1]
@@ -231,7 +231,7 @@ RECORDED="$ROOT/tests/fixtures/grading"
     assert_success
     csv="$BATS_TEST_TMPDIR/rec/grades.csv"
     run row too-fast ex01 "$csv"
-    assert_output "2/10,flagged,kernels_overlap: speedup_vs_blocking 2.9 is beyond what the model allows (<= 2.2, its tolerance included): flagged for the instructor, not awarded"
+    assert_output "4/16,flagged,kernels_overlap: speedup_vs_blocking 2.9 is beyond what the model allows (<= 2.2, its tolerance included): flagged for the instructor, not awarded"
     run row too-efficient ex04 "$csv"
     # 5 of 16: level one's correctness 3 and level two's 2, no timing trusted at either level
     assert_output --regexp "^5/16,flagged,efficient: efficiency 1.4 is beyond what the model allows \(<= 1.15"
@@ -241,7 +241,7 @@ print([t['output'] for t in r['tests'] if 'overlaps' in t['name']][0])"
     assert_output "not scored: efficient lies beyond what the model allows, so no timing of this run is trusted"
     # inside the tolerance: an honest run's spread, scored as usual
     run row within ex01 "$csv"
-    assert_output --regexp "^10/10,passed,"
+    assert_output --regexp "^16/16,passed,"
     run row within ex04 "$csv"
     assert_output --regexp "^16/16,passed,"
     run grep -c "flagged for the instructor" "$BATS_TEST_TMPDIR/rec/report.txt"
@@ -309,5 +309,5 @@ PY
         --fake-harness "$twice"
     assert_success
     run row exercises ex01 "$OUT/grades.csv"
-    assert_output "0/10,flagged,the grader's token appeared 2 times in the output, where the program prints it once: the student's code printed a result line of its own; flagged for the instructor, not scored"
+    assert_output "0/16,flagged,the grader's token appeared 2 times in the output, where the program prints it once: the student's code printed a result line of its own; flagged for the instructor, not scored"
 }

@@ -8,7 +8,7 @@
 load test_helper
 
 ESCAPE=tests/fixtures/grading/escape.sh
-METRICS_EX01='"launches_wrong": 0, "speedup_vs_blocking": 1.95'
+METRICS_EX01='"launches_wrong": 0, "speedup_vs_blocking": 1.95, "level2_launches_wrong": 0, "level2_speedup_vs_per_thread": 1.95'
 NO_GPU='echo "gpu_probe: cannot run here: no CUDA-capable GPU is visible" >&2; exit 3'
 grade() { python3 "$ROOT/grader/grade.py" "$@"; }
 
@@ -115,7 +115,7 @@ while True:
     run said
     assert_line "left sleep 1000.$marker running"
     run row
-    assert_output "10/10,passed,full marks [memcheck off]"
+    assert_output "16/16,passed,full marks [memcheck off]"
     run pgrep -f "sleep 1000.$marker"
     assert_failure
 }
@@ -164,7 +164,7 @@ PY
     run attempt -- fork 5000 "$marker"
     assert_success
     run row
-    assert_output "0/10,over_limit,stopped: it started more than 256 processes and threads (the sandbox's limit)"
+    assert_output "0/16,over_limit,stopped: it started more than 256 processes and threads (the sandbox's limit)"
     run said
     refute_output --partial "forked 5000"
     run pgrep -f "sleep 30.$marker"
@@ -176,7 +176,7 @@ PY
     run attempt --memory-limit 0.25 -- memory 2048
     assert_success
     run row
-    assert_output "0/10,over_limit,stopped: it used more than 256 MiB of memory (the sandbox's limit)"
+    assert_output "0/16,over_limit,stopped: it used more than 256 MiB of memory (the sandbox's limit)"
     run said
     refute_output "hold 2048 MiB: yes"
 }
@@ -189,7 +189,7 @@ PY
     assert_line "write 300 MiB: no"
     run attempt -- files 20000
     run row
-    assert_output "0/10,over_limit,stopped: it wrote more than 1 GiB or 10000 files in its scratch folder and /tmp (the sandbox's limit)"
+    assert_output "0/16,over_limit,stopped: it wrote more than 1 GiB or 10000 files in its scratch folder and /tmp (the sandbox's limit)"
 }
 
 @test "a submission sees only the environment the sandbox gives it" {
@@ -225,7 +225,7 @@ PY
     assert_output --partial "sandbox: none (--unsafe"
     assert_output --partial "note: graded without a sandbox"
     run row
-    assert_output --regexp "^10/10,passed,full marks \[memcheck off\]; graded without a sandbox: none \(--unsafe"
+    assert_output --regexp "^16/16,passed,full marks \[memcheck off\]; graded without a sandbox: none \(--unsafe"
     run python3 - "$OUT" <<'PY'
 import json, sys
 import xml.etree.ElementTree as ET

@@ -61,7 +61,7 @@ metric() {
     run python3 tests/fixtures/grading/check_outputs.py junit "$ALL/junit.xml"
     assert_success
     # ex13's three criteria count where it was graded (2 GPUs), not where waived
-    assert_line "solutions: $(($(gpus) >= 2 ? 62 : 59)) tests, 0 failures"
+    assert_line "solutions: $(($(gpus) >= 2 ? 64 : 61)) tests, 0 failures"
     for s in solutions exercises fake-output over-synchronised racy hanging out-of-bounds build-error level1-only; do
         python3 tests/fixtures/grading/check_outputs.py gradescope "$ALL/$s/results.json" >/dev/null ||
             fail "$s/results.json is not valid"
@@ -77,7 +77,7 @@ metric() {
         run row "$student" "$ex"
         [[ "$output" == "$expected,"* ]] || fail "$student $ex: $output (expected $expected)"
     done <<'EOF'
-solutions ex01 10/10,passed
+solutions ex01 16/16,passed
 solutions ex02 10/10,passed
 solutions ex03 16/16,passed
 solutions ex04 16/16,passed
@@ -90,7 +90,7 @@ solutions ex10 10/10,passed
 solutions ex11 10/10,passed
 solutions ex12 10/10,passed
 solutions ex14 16/16,passed
-exercises ex01 2/10,partial
+exercises ex01 4/16,partial
 exercises ex02 2/10,partial
 exercises ex03 4/16,partial
 exercises ex04 5/16,partial
@@ -109,7 +109,8 @@ over-synchronised ex04 5/16,partial
 over-synchronised ex06 8/16,partial
 racy ex06 1/16,partial
 hanging ex06 0/16,timed_out
-build-error ex01 0/10,build_error
+build-error ex01 0/16,build_error
+level1-only ex01 12/16,partial
 level1-only ex03 12/16,partial
 level1-only ex04 12/16,partial
 level1-only ex06 10/16,partial
@@ -249,19 +250,27 @@ PY
     run python3 tests/fixtures/grading/check_outputs.py gradescope "$ALL/exercises/results.json"
     assert_success
     # thirteen exercises: their correctness points (2+2+2+3+2+1+3+4+2, ex10 1, ex11 4,
-    # ex12 3, ex14 2, and the level twos' of ex03, ex04, ex05, ex07, ex08 and ex14 2
-    # each; ex06's, racing both ways, 0) of 172 (the level twos of ex03, ex04, ex05,
-    # ex06, ex07, ex08 and ex14: 6 each), and 0 for any concept criterion; ex13 waived
-    # on one GPU, in no total, and on two its correctness 4 of 10
+    # ex12 3, ex14 2, and the level twos' of ex01, ex03, ex04, ex05, ex07, ex08 and ex14
+    # 2 each; ex06's, racing both ways, 0) of 178 (the level twos of ex01, ex03, ex04,
+    # ex05, ex06, ex07, ex08 and ex14: 6 each), and 0 for any concept criterion; ex13
+    # waived on one GPU, in no total, and on two its correctness 4 of 10
     if (($(gpus) >= 2)); then
-        assert_output "47/182 0"
+        assert_output "49/188 0"
     else
-        assert_output "43/172 0"
+        assert_output "45/178 0"
     fi
 }
 
 @test "a level-one-only submission keeps level one's points and earns no level-two concept point" {
     need fixtures
+    # ex01: level one's 10 and level two's correctness 2; each worker on its
+    # per-thread default stream, which the legacy-stream call orders: the sum
+    run row level1-only ex01
+    assert_output --partial "12/16,partial,level2_workers_overlap: level2_speedup_vs_per_thread"
+    run grep "^level1-only,ex01," "$ALL/grades.csv"
+    assert_output --regexp ",2,6$"
+    run metric level1-only ex01 speedup_vs_blocking
+    python3 -c "import sys; sys.exit(not $output >= 1.8)" || fail "level one's speedup $output"
     # ex03: level one's 10 and level two's correctness 2 (one background, one
     # launch, nothing timed), none of its concept's 4
     run row level1-only ex03

@@ -133,15 +133,22 @@ ratio() {
     assert_output --partial "What the grader would give"
     assert_output --regexp "\[pass\] streams_work +2/2 +launches_wrong 0, limit <= 0"
     assert_output --regexp "\[FAIL\] kernels_overlap +0/8 +speedup_vs_blocking [0-9.]+, needs >= 1.8"
-    assert_output --partial "total: 2 of 10 points for this run"
+    # level two as handed out: each worker on its per-thread default stream
+    assert_output --partial "[ok]   level2_every_launch_logged"
+    assert_output --partial "observed: NO  level2_workers_overlap"
+    assert_output --partial "TODO(student) in level2_worker_stream()"
+    assert_output --regexp "\[pass\] level2_streams_work +2/2"
+    assert_output --regexp "\[FAIL\] level2_workers_overlap +0/4 +level2_speedup_vs_per_thread [0-9.]+, needs >= 1.8"
+    assert_output --partial "level 2: 2 of 6 points (a second level, graded apart)"
+    assert_output --partial "total: 4 of 16 points for this run"
     ./ex01 --quick --json >"$BATS_TEST_TMPDIR/r.json" || true
     run report json "$BATS_TEST_TMPDIR/r.json"
     assert_output "4"
     run report value "$BATS_TEST_TMPDIR/r.json" "points preview" total
-    assert_output "2"
+    assert_output "4"
 }
 
-@test "the reference solution overlaps its streams at least 1.8x, the legacy call still there" {
+@test "the reference solution overlaps its streams at least 1.8x, the legacy call still there, at both levels" {
     [ -x ./sol01 ] || skip "solutions/ is not here"
     for run_no in $(runs); do
         echo "# run $run_no of $REPEATS"
@@ -149,11 +156,16 @@ ratio() {
         assert_success
         assert_output --partial "[ok]   every_launch_logged"
         assert_output --partial "observed: yes your_streams_overlap"
-        assert_output --partial "total: 10 of 10 points for this run"
+        assert_output --partial "observed: yes level2_workers_overlap"
+        assert_output --partial "total: 16 of 16 points for this run"
         ./sol01 --json >"$BATS_TEST_TMPDIR/r.json"
         f="$BATS_TEST_TMPDIR/r.json"
         within "$f" "your streams" time 20 "1.15 * 20"
         run python3 -c "import sys; sys.exit(not $(ratio "$f" "given blocking" "your streams") >= 1.8)"
         assert_success
+        # level two: the workers' per-thread default streams take turns (the
+        # sum, lab01's model), the reference's non-blocking ones overlap
+        within "$f" "per-thread streams" time 40 "1.15 * 40"
+        within "$f" "your worker streams" time 20 "1.15 * 20"
     done
 }

@@ -16,5 +16,5 @@ PY
 
 # ex01's metrics of a finished exercise (10/10), and the stand-in harness
 # (tests/fixtures/grading/fake-harness.sh) that prints them.
-METRICS_EX01='"launches_wrong": 0, "speedup_vs_blocking": 1.95'
+METRICS_EX01='"launches_wrong": 0, "speedup_vs_blocking": 1.95, "level2_launches_wrong": 0, "level2_speedup_vs_per_thread": 1.95'
 STAND_IN_EX01="tests/fixtures/grading/fake-harness.sh '$METRICS_EX01'"
