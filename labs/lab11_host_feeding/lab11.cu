@@ -201,18 +201,27 @@ static double model_busy(const bench *b, int w, double p)
  * run's preparations took: the calibration times P alone, once, and in the
  * first H100 runs the ways' preparations took 0.8x to 1.7x of it, so the
  * calibrated P misjudged a loader that overlapped fully. Serial over one
- * thread against the models' ratio, within 15% (thread wake-ups and launches
- * add microseconds to milliseconds); without overlap the ratio would fall
- * to P / (P+C+K), 0.65 at --quick. */
+ * thread against the models' ratio: without overlap it would fall to
+ * P / (P+C+K), 0.65 at --quick and lower by default, so at least 0.80 (20%
+ * for thread wake-ups and launches). No upper limit: gaining more than the
+ * model is no evidence against overlap. In 119 runs on two fresh H100s the
+ * ratio's median was 1.02 (sd 0.04, least 0.87), and once 1.21 beside
+ * another process's load, which slowed the serial way's per-batch hand-offs
+ * more than the overlapped way's; the report prints both times beside their
+ * models, so a model gone wrong still shows. */
 static const verdict ONE_THREAD = {
-    "one_thread_overlaps", 0.85, 1.15, "x",
+    "one_thread_overlaps", 0.80, INFINITY, "x",
     "one thread preparing ahead did not gain what its own preparations allow: it waited (for "
     "a slot, for the main thread), or the copy was from pageable memory, which waits for the host"};
 /* The GPU's busy fraction with the most producers against the model's
- * B K / (P + B max(P/w, C+K)), within 15% (H100 probe, 4 threads: 90%,
- * model 90.7%). */
+ * B K / (P + B max(P/w, C+K)) (H100 probe, 4 threads: 90%, model 90.7%).
+ * Four producers that gained nothing over one would read about 0.66 of it
+ * at --quick (one producer's model, 54%, over four's, 81%): at least 0.80,
+ * and at most 1.15 (above that the clock or the model is wrong). In 189 runs
+ * on three fresh H100s the least was 0.84, on a host whose copies ran at
+ * 4-12 GB/s: another process's threads took turns with the producers. */
 static const verdict PRODUCERS = {
-    "producers_keep_gpu_busy", 0.85, 1.15, "x",
+    "producers_keep_gpu_busy", 0.80, 1.15, "x",
     "the producers did not keep the GPU as busy as the model of their own preparations says: "
     "fewer free cores than sysconf reports (another process, a CPU quota), or a slow wake-up "
     "between threads"};
@@ -243,7 +252,9 @@ static int attempt_part1(void *ctx, double *spread)
     }
     p->speedup = stats_of_ratios(b->v, b->v + n, n);
     p->one = stats_of(p->overlap, n), p->most = stats_of(p->busy, n);
-    *spread = stats_spread(&p->speedup);
+    /* The host's turns with another process show in the rounds of either
+     * verdict's ratio before they show in the speedup's. */
+    *spread = fmax(stats_spread(&p->speedup), fmax(stats_spread(&p->one), stats_spread(&p->most)));
     return verdict_holds(&ONE_THREAD, p->one.median) && verdict_holds(&PRODUCERS, p->most.median);
 }
 
