@@ -373,3 +373,20 @@ EOF
     assert_success
     assert_line "usage: host_load --seconds S [--threads N] [--mib M]"
 }
+
+@test "stress_pool.py pools machines' summaries: runs and misses add up, ranges widen, a machine of two files counts once" {
+    local a="$BATS_TEST_TMPDIR/a.csv" b="$BATS_TEST_TMPDIR/b.csv" c="$BATS_TEST_TMPDIR/c.csv"
+    local header="program,mode,verdict,observed,runs,remeasured_runs,remeasurements,min,median,max,unit"
+    printf '%s\n%s\n%s\n' "$header" "lab07,quick,v,50,50,1,1,0.9,1,1.1,x" \
+        "lab07,quick,machine at start: link_H2D,,50,,,40,50,55,GB/s" >"$a"
+    printf '%s\n%s\n' "$header" "lab07,default,v,10,10,-,-,0.95,1,1.2,x" >"$b"
+    printf '%s\n%s\n' "$header" "lab07,quick,v,39,40,0,0,0.7,1,1.05,x" >"$c"
+    run python3 tests/tools/stress_pool.py one="$a" one="$b" two="$c"
+    assert_success
+    # 100 runs, 1 miss: (1 + 3) / 100; two machines; the probe row is no verdict
+    assert_line "| lab07 | v | 100 | 99 | 1 | 0.7 to 1.2 x | 2 | 4.0% |"
+    refute_output --partial link_H2D
+    run python3 tests/tools/stress_pool.py --programs lab08 "$a"
+    assert_failure
+    assert_output --partial "no verdict rows"
+}
