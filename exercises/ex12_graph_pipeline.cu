@@ -30,8 +30,16 @@
  *   - as given, two runs: speedup 1.01 and 0.98, host_ratio 0.99 and 1.02
  *     (labs/lab12_cuda_graphs/README.md, "Exercise").
  *
+ * Level two (graded apart, below finish_steps): every step adds its own
+ * word k, fresh each step, as a learning rate changes every step in
+ * training. The same bars: at least 1.3x faster per step than the streams,
+ * the host under a quarter of their issue time, every word right.
+ * Expected numbers on an H100 (level two): TO BE MEASURED (the reference
+ * solution's speedup and host ratio).
+ *
  * Build and run:   make ex12 && ./ex12        (./ex12 --quick: a short run)
  * As given the results are right, the speedup is 1x and it exits 4.
+ * Stuck? lab12's handout has hints, from gentle to explicit, under "Stuck?".
  */
 #include "ex12.h"
 #include "streamlab.h"
@@ -55,4 +63,41 @@ void finish_steps(const pipeline *p)
 {
     /* TODO(student): destroy the executable graph and the graph. */
     (void)p;
+}
+
+/* ---- Level two: a word k that changes every step (graded apart) ----
+ * p->issue_step_with(k) queues a step with k by value; p->issue_step_reading
+ * (d_k) the same step reading k from device memory (exercises/given/ex12.h).
+ * ./ex12 prints your prediction beside the host time it measures. */
+
+/* TODO(student): before you write level two, work out from lab12's costs
+ * (its handout: capture, instantiate, update, launch) what one
+ * level2_step() of your design will cost the host, in microseconds, for a
+ * step of 24 kernels and 32 event calls. */
+const double LEVEL2_PREDICTED_HOST_US = 0;
+
+void level2_prepare(const level2_pipeline *p)
+{
+    (void)p; /* TODO(student): whatever your steps need, made once here. */
+}
+
+void level2_step(const level2_pipeline *p, uint32_t k)
+{
+    /* TODO(student): the goal: the step with this k, at least 1.3x faster
+     * per step than the program's stream run, the host in here under a
+     * quarter of its time issuing a step.
+     * The contract: the step's work exactly as p->issue_step_with(k) would
+     * queue it, after the step before, each step with its own k; return
+     * without waiting for the GPU to reach this step.
+     * How it is measured: as level one, in rounds beside the program's own
+     * stream run, every word checked against the CPU reference with every
+     * step's k; the host's time in here, step by step.
+     * Ask: of what a step needs, what changes from one step to the next,
+     * and what does changing only that cost? */
+    p->issue_step_with(k);
+}
+
+void level2_finish(const level2_pipeline *p)
+{
+    (void)p; /* TODO(student): release what level2_prepare() made. */
 }

@@ -106,13 +106,17 @@ ROWS
     assert_output --partial "What the grader would give"
     assert_output --regexp "\[FAIL\] faster_per_step +0/4"
     assert_output --regexp "\[FAIL\] host_free +0/3"
-    assert_output --partial "total: 3 of 10 points for this run"
+    assert_output --partial "[ok]   level2_results_verified"
+    assert_output --regexp "\[FAIL\] level2_faster_per_step +0/2"
+    assert_output --regexp "\[FAIL\] level2_host_free +0/2"
+    assert_output --partial "total: 5 of 16 points for this run"
 }
 
-@test "sol12 replays its graph faster with the host free, and earns full marks" {
+@test "sol12 replays its graph faster with the host free, both levels, and earns full marks" {
     run ./sol12
     assert_success
-    assert_output --partial "total: 10 of 10 points for this run"
+    assert_output --partial "total: 16 of 16 points for this run"
+    assert_output --regexp "your prediction +host_per_step +11(\.0+)? us"
     run ./sol12 --quick
     [ "$status" -ne 1 ] || fail "sol12 --quick exited 1: $output"
     assert_output --partial "[ok]   results_verified"
@@ -122,4 +126,5 @@ ROWS
     run ./sol12 --check
     [ "$status" -ne 1 ] || fail "sol12 --check exited 1: $output"
     assert_output --partial "[ok]   results_verified"
+    assert_output --partial "[ok]   level2_results_verified"
 }

@@ -30,10 +30,27 @@
  *   streams_host_us, yours_host_us   the host's time per step in the calls;
  *   host_ratio                  yours / streams host time, round by round;
  *   prepare_ms                  prepare_steps(), reported only.
- * --check: 3 batches, 3 steps, one round. */
+ *
+ * Level two, measured after level one in the same way: every step adds its
+ * own word k, drawn afresh for every step of every round, in every stage
+ * (as a training loop's learning rate changes every step). The program's
+ * own stream run calls issue_step_with(k) for each step; the student's
+ * level2_prepare(), level2_step(p, k) for each step, level2_finish(),
+ * handed issue_step_with(k) (k by value) and issue_step_reading(d_k) (each
+ * stage reads k from a device word as it begins: pipeline_join, kernels/,
+ * with the word as its second input). Every word is checked against the
+ * CPU reference with each step's k. Metrics, level one's with the prefix
+ * level2_: level2_runs, level2_mismatches, level2_checked,
+ * level2_streams_step_us, level2_yours_step_us, level2_speedup,
+ * level2_streams_host_us, level2_yours_host_us, level2_host_ratio,
+ * level2_prepare_ms; level2_predicted_host_us, the student's
+ * LEVEL2_PREDICTED_HOST_US, printed beside level2_yours_host_us.
+ * --check: 3 batches, 3 steps, one round, each level. */
 #include "ex12.h"
 #include "grading.h"
 #include "kernels.h"
+
+#include <stdio.h>
 
 static int batches = 8;
 static int steps = 40;
@@ -70,21 +87,41 @@ static const verdict HOST_LIGHT = {
     "run_step() kept the host as long as issuing the step did: one cudaGraphLaunch per step is "
     "all it needs"};
 
+/* Level two: the same bars, now with a word k that changes every step.
+ * Rebuilding the graph for each k costs the host, by lab12's H100 costs a
+ * node, capture 1.03 + instantiate 1.99 us (a new graph: 4.15 ms for 1,000
+ * in part 2b), about 100 us for a step's 24 kernels: as much as issuing it
+ * from the streams (82-137 us a step in ex12's runs), so it fails both
+ * bars (host ratio near 1, speedup near 1x). Changing only what changes,
+ * one word in device memory before each replay, costs a copy, an event and
+ * the replay (level one's 2.3 us): about 11 us, 0.08-0.13 of the streams'. */
+static const verdict LEVEL2_FASTER = {
+    "level2_graph_faster_per_step", 1.3, INFINITY, "x",
+    "your steps were no faster than the streams' own: each step still builds or issues its "
+    "work from the host. Build the step once; change only k before each replay"};
+static const verdict LEVEL2_HOST_LIGHT = {
+    "level2_host_issue_light", -INFINITY, 0.25, "%",
+    "level2_step() kept the host nearly as long as issuing the step: a capture, an update "
+    "of every node or a wait in each step costs what the streams cost (lab12, part 2b)"};
+
 enum { WARMUP = 1 };
 
 /* The program's own bench: static, so that the student's file reaches it
- * only through issue_step(). */
+ * only through the issue functions. */
 static struct {
     int n;
     cudaStream_t s[EX12_STAGES];
     cudaEvent_t fork, done[EX12_STAGES - 1], join[EX12_STAGES - 1];
     uint64_t ns[EX12_STAGES]; /* this round's stage times */
-    uint32_t *d_value, *h_value, *seed, *want, *add;
+    uint32_t *d_value, *h_value, *seed, *want, *add, *k;
     stage_span *d_span;       /* widened every step: not checked */
-    tally values;
+    tally values, values2;
 } bench;
 
-static void issue_step(void)
+/* One step: every stage adds k, by value, or read from *d_k as it begins
+ * (pipeline_join with the word as its second input). Both make
+ * pipeline_join_reference(x, k, add): pipeline_stage's add + k * AFFINE_B. */
+static void issue(uint32_t k, const uint32_t *d_k)
 {
     int n = bench.n;
     CUDA_CHECK(cudaEventRecord(bench.fork, bench.s[0]));
@@ -92,10 +129,15 @@ static void issue_step(void)
         CUDA_CHECK(cudaStreamWaitEvent(bench.s[s], bench.fork, 0));
     for (int b = 0; b < n; b++)
         for (int s = 0; s < EX12_STAGES; s++) {
+            uint32_t add = bench.add[s * n + b], *word = bench.d_value + b;
             if (s > 0)
                 CUDA_CHECK(cudaStreamWaitEvent(bench.s[s], bench.done[s - 1], 0));
-            pipeline_stage_launch(1, 0, bench.ns[s], bench.add[s * n + b], bench.d_value + b,
-                                  bench.d_span + s * n + b, bench.s[s]);
+            if (d_k)
+                pipeline_join_launch(bench.ns[s], add, word, d_k, word,
+                                     bench.d_span + s * n + b, bench.s[s]);
+            else
+                pipeline_stage_launch(1, 0, bench.ns[s], add + k * AFFINE_B, word,
+                                      bench.d_span + s * n + b, bench.s[s]);
             if (s < EX12_STAGES - 1)
                 CUDA_CHECK(cudaEventRecord(bench.done[s], bench.s[s]));
         }
@@ -104,53 +146,68 @@ static void issue_step(void)
         CUDA_CHECK(cudaStreamWaitEvent(bench.s[0], bench.join[s - 1], 0));
     }
 }
+static void issue_step(void) { issue(0, NULL); }
+static void issue_step_with(uint32_t k) { issue(k, NULL); }
+static void issue_step_reading(const uint32_t *d_k) { issue(0, d_k); }
 
 /* The program's own: every step issued from the streams. */
 static void streams_prepare(const pipeline *p) { (void)p; }
 static void streams_step(const pipeline *p) { p->issue_step(); }
 static void streams_finish(const pipeline *p) { (void)p; }
+static void streams_prepare2(const level2_pipeline *p) { (void)p; }
+static void streams_step2(const level2_pipeline *p, uint32_t k) { p->issue_step_with(k); }
+static void streams_finish2(const level2_pipeline *p) { (void)p; }
 
+/* A way to run steps: level one's three functions, or level two's. */
 typedef struct {
     void (*prepare)(const pipeline *), (*step)(const pipeline *), (*finish)(const pipeline *);
+    void (*prepare2)(const level2_pipeline *), (*step2)(const level2_pipeline *, uint32_t),
+        (*finish2)(const level2_pipeline *);
     const char *who;
 } way;
-static const way ways[2] = {{streams_prepare, streams_step, streams_finish, "streams"},
-                            {prepare_steps, run_step, finish_steps, "your graph"}};
+static const way ways[2][2] = {
+    {{streams_prepare, streams_step, streams_finish, NULL, NULL, NULL, "streams"},
+     {prepare_steps, run_step, finish_steps, NULL, NULL, NULL, "your graph"}},
+    {{NULL, NULL, NULL, streams_prepare2, streams_step2, streams_finish2, "streams, level 2"},
+     {NULL, NULL, NULL, level2_prepare, level2_step, level2_finish, "your level-2 steps"}}};
 
 typedef struct {
     double ms, host_ms, prepare_ms;
 } run_result;
 
 /* One run of a way on fresh words, checked from the GPU's memory. */
-static run_result one_run(const way *w, int n_steps)
+static run_result one_run(const way *w, int n_steps, tally *values)
 {
     run_result res;
-    pipeline p = {bench.n, {bench.s[0], bench.s[1], bench.s[2]}, issue_step}; /* a copy */
+    pipeline p = {bench.n, {bench.s[0], bench.s[1], bench.s[2]}, issue_step}; /* copies */
+    level2_pipeline p2 = {bench.n, {bench.s[0], bench.s[1], bench.s[2]}, issue_step_with,
+                          issue_step_reading};
+    int two = w->step2 != NULL;
     double t0 = host_time_ms();
-    w->prepare(&p);
+    two ? w->prepare2(&p2) : w->prepare(&p);
     res.prepare_ms = host_time_ms() - t0;
     fill_random_u32(bench.seed, bench.n, fresh_seed());
     CUDA_CHECK(cudaMemcpy(bench.d_value, bench.seed, bench.n * sizeof(uint32_t),
                           cudaMemcpyHostToDevice));
-    CUDA_CHECK(cudaDeviceSynchronize()); /* the words landed; prepare_steps' work done */
+    CUDA_CHECK(cudaDeviceSynchronize()); /* the words landed; the prepare's work done */
     t0 = host_time_ms();
-    for (int k = 0; k < n_steps; k++)
-        w->step(&p);
+    for (int i = 0; i < n_steps; i++)
+        two ? w->step2(&p2, bench.k[i]) : w->step(&p);
     res.host_ms = host_time_ms() - t0;
     CUDA_CHECK(cudaDeviceSynchronize());
     res.ms = host_time_ms() - t0;
-    w->finish(&p);
+    two ? w->finish2(&p2) : w->finish(&p);
     CUDA_CHECK(cudaMemcpy(bench.h_value, bench.d_value, bench.n * sizeof(uint32_t),
                           cudaMemcpyDeviceToHost));
     for (int b = 0; b < bench.n; b++) {
         uint32_t x = bench.seed[b];
-        for (int k = 0; k < n_steps; k++)
+        for (int i = 0; i < n_steps; i++)
             for (int s = 0; s < EX12_STAGES; s++)
-                x = pipeline_stage_reference(x, bench.add[s * bench.n + b]);
-        bench.want[b] = x;
+                x = pipeline_join_reference(x, two ? bench.k[i] : 0, bench.add[s * bench.n + b]);
+        bench.want[b] = x; /* k = 0: pipeline_stage_reference, level one's */
     }
-    bench.values.where = w->who;
-    verify_equal_u32(bench.h_value, bench.want, bench.n, &bench.values);
+    values->where = w->who;
+    verify_equal_u32(bench.h_value, bench.want, bench.n, values);
     return res;
 }
 
@@ -167,6 +224,7 @@ static void bench_open(lab_run *lab)
     bench.h_value = (uint32_t *)lab_pageable(lab, 3 * bench.n * sizeof(uint32_t));
     bench.seed = bench.h_value + bench.n, bench.want = bench.seed + bench.n;
     bench.add = (uint32_t *)lab_pageable(lab, EX12_STAGES * bench.n * sizeof(uint32_t));
+    bench.k = (uint32_t *)lab_pageable(lab, steps * sizeof(uint32_t));
     size_t spans = (size_t)EX12_STAGES * bench.n;
     bench.d_span = (stage_span *)lab_device(lab, spans * sizeof(stage_span));
     /* The stages widen their span with atomicMin/atomicMax: start it empty
@@ -177,30 +235,33 @@ static void bench_open(lab_run *lab)
     CUDA_CHECK(cudaMemcpy(bench.d_span, empty, spans * sizeof(stage_span), cudaMemcpyHostToDevice));
 }
 
-int main(int argc, char **argv)
+/* One level's medians over the rounds, streams against the student's. */
+typedef struct {
+    stats streams, yours, speedup, streams_host, yours_host, host_ratio, prepare;
+    int runs;
+} level_result;
+
+/* Rounds of the streams' run and the student's, in alternating order, with
+ * fresh stage times, increments and (level two) every step's k each round. */
+static level_result measure(lab_run *lab, int level, int rounds, tally *values)
 {
-    lab_run lab;
-    grading_begin(&lab, argc, argv, &ex);
-    report *r = lab.r;
-    int check = grading_check(), rounds = check ? 1 : lab.opt.reps, n_runs = 0;
-    if (check)
-        batches = 3, steps = 3;
-    bench_open(&lab);
-    double *v = (double *)lab_pageable(&lab, 7 * (size_t)rounds * sizeof(double));
+    level_result L = {.runs = 0};
+    double *v = (double *)lab_pageable(lab, 7 * (size_t)rounds * sizeof(double));
     double *streams_us = v, *yours_us = v + rounds, *speedup = v + 2 * rounds;
     double *streams_host = v + 3 * rounds, *yours_host = v + 4 * rounds;
     double *host_ratio = v + 5 * rounds, *prepare = v + 6 * rounds;
-    timeline_span_begin("rounds: streams and your graph");
+    timeline_span_begin(level == 1 ? "rounds: streams and your graph" : "level 2 rounds");
     for (int round = -WARMUP; round < rounds; round++) {
         for (int s = 0; s < EX12_STAGES; s++)
             bench.ns[s] = ns_from_ms(grading_uniform(2e-3, 5e-3));
         fill_random_u32(bench.add, EX12_STAGES * bench.n, fresh_seed());
+        fill_random_u32(bench.k, steps, fresh_seed());
         run_result res[2];
         for (int k = 0; k < 2; k++) { /* rounds alternate which goes first */
             int yours = (round + k) % 2 != 0;
-            res[yours] = one_run(&ways[yours], steps);
+            res[yours] = one_run(&ways[level - 1][yours], steps, values);
         }
-        n_runs += 2;
+        L.runs += 2;
         if (round < 0)
             continue;
         streams_us[round] = res[0].ms * 1e3 / steps, yours_us[round] = res[1].ms * 1e3 / steps;
@@ -211,36 +272,78 @@ int main(int argc, char **argv)
         prepare[round] = res[1].prepare_ms;
     }
     timeline_span_end();
-    stats s_streams = stats_of(streams_us, rounds), s_yours = stats_of(yours_us, rounds);
-    stats s_speed = stats_of(speedup, rounds), s_sh = stats_of(streams_host, rounds);
-    stats s_yh = stats_of(yours_host, rounds), s_ratio = stats_of(host_ratio, rounds);
-    stats s_prep = stats_of(prepare, rounds);
+    L.streams = stats_of(streams_us, rounds), L.yours = stats_of(yours_us, rounds);
+    L.speedup = stats_of(speedup, rounds), L.streams_host = stats_of(streams_host, rounds);
+    L.yours_host = stats_of(yours_host, rounds), L.host_ratio = stats_of(host_ratio, rounds);
+    L.prepare = stats_of(prepare, rounds);
+    return L;
+}
+
+/* One level's lines and verdicts; tallies named with the prefix "" or "level2_". */
+static void report_level(report *r, const level_result *L, const char *who, const char *fn,
+                         const char *pre, const verdict *faster, const verdict *light,
+                         const tally *values)
+{
+    char name[64];
+    report_stats(r, "streams", "per_step", &L->streams, "us");
+    report_stats(r, who, "per_step", &L->yours, "us");
+    report_stats(r, "streams", "host_per_step", &L->streams_host, "us");
+    report_stats(r, who, "host_per_step", &L->yours_host, "us");
+    report_stats(r, who, "prepare", &L->prepare, "ms");
+    report_stats(r, who, "speedup", &L->speedup, "x");
+    snprintf(name, sizeof name, "%sresults_verified", pre);
+    report_tally(r, name, values, "batch words differ from the CPU reference of every step's "
+                 "three stages in order");
+    report_verdict(r, faster, L->speedup.median, "%.1f us -> %.1f us a step, %.2fx round by "
+                   "round", L->streams.median, L->yours.median, L->speedup.median);
+    report_verdict(r, light, L->host_ratio.median, "the host spent %.1f us a step in %s, "
+                   "%.1f us issuing it from the streams", L->yours_host.median, fn,
+                   L->streams_host.median);
+}
+
+int main(int argc, char **argv)
+{
+    lab_run lab;
+    grading_begin(&lab, argc, argv, &ex);
+    report *r = lab.r;
+    int check = grading_check(), rounds = check ? 1 : lab.opt.reps;
+    if (check)
+        batches = 3, steps = 3;
+    bench_open(&lab);
+    level_result one = measure(&lab, 1, rounds, &bench.values);
+    level_result two = measure(&lab, 2, rounds, &bench.values2);
 
     report_param(r, "batches", bench.n, "");
     report_param(r, "steps", steps, "");
     report_section(r, "A step of three stages over B batches: from the streams, and yours");
-    report_stats(r, "streams", "per_step", &s_streams, "us");
-    report_stats(r, "your graph", "per_step", &s_yours, "us");
-    report_stats(r, "streams", "host_per_step", &s_sh, "us");
-    report_stats(r, "your graph", "host_per_step", &s_yh, "us");
-    report_stats(r, "your graph", "prepare", &s_prep, "ms");
-    report_stats(r, "your graph", "speedup", &s_speed, "x");
-    report_tally(r, "results_verified", &bench.values, "batch words differ from the CPU "
-                 "reference of every step's three stages in order");
-    report_verdict(r, &FASTER, s_speed.median, "%.1f us -> %.1f us a step, %.2fx round by round",
-                   s_streams.median, s_yours.median, s_speed.median);
-    report_verdict(r, &HOST_LIGHT, s_ratio.median, "the host spent %.1f us a step in run_step(), "
-                   "%.1f us issuing it from the streams", s_yh.median, s_sh.median);
+    report_level(r, &one, "your graph", "run_step()", "", &FASTER, &HOST_LIGHT, &bench.values);
+    report_section(r, "Level 2: a word k that changes every step");
+    report_level(r, &two, "your level-2 steps", "level2_step()", "level2_", &LEVEL2_FASTER,
+                 &LEVEL2_HOST_LIGHT, &bench.values2);
+    report_value(r, "your prediction", "host_per_step", LEVEL2_PREDICTED_HOST_US, "us");
+    report_text(r, "  (LEVEL2_PREDICTED_HOST_US, beside your level-2 steps' host_per_step "
+                "above)\n");
 
-    grading_value("runs", n_runs);
+    grading_value("runs", one.runs);
     grading_value("mismatches", (double)bench.values.wrong);
     grading_value("checked", (double)bench.values.checked);
-    grading_value("streams_step_us", s_streams.median);
-    grading_value("yours_step_us", s_yours.median);
-    grading_value("speedup", s_speed.median);
-    grading_value("streams_host_us", s_sh.median);
-    grading_value("yours_host_us", s_yh.median);
-    grading_value("host_ratio", s_ratio.median);
-    grading_value("prepare_ms", s_prep.median);
+    grading_value("streams_step_us", one.streams.median);
+    grading_value("yours_step_us", one.yours.median);
+    grading_value("speedup", one.speedup.median);
+    grading_value("streams_host_us", one.streams_host.median);
+    grading_value("yours_host_us", one.yours_host.median);
+    grading_value("host_ratio", one.host_ratio.median);
+    grading_value("prepare_ms", one.prepare.median);
+    grading_value("level2_runs", two.runs);
+    grading_value("level2_mismatches", (double)bench.values2.wrong);
+    grading_value("level2_checked", (double)bench.values2.checked);
+    grading_value("level2_streams_step_us", two.streams.median);
+    grading_value("level2_yours_step_us", two.yours.median);
+    grading_value("level2_speedup", two.speedup.median);
+    grading_value("level2_streams_host_us", two.streams_host.median);
+    grading_value("level2_yours_host_us", two.yours_host.median);
+    grading_value("level2_host_ratio", two.host_ratio.median);
+    grading_value("level2_prepare_ms", two.prepare.median);
+    grading_value("level2_predicted_host_us", LEVEL2_PREDICTED_HOST_US);
     return grading_finish(&lab);
 }

@@ -4,6 +4,7 @@
 #define STREAMLAB_EX12_H
 
 #include <cuda_runtime_api.h>
+#include <stdint.h>
 
 enum { EX12_STAGES = 3 };
 
@@ -36,5 +37,42 @@ void run_step(const pipeline *p);
 /* Yours. Called once per run after its steps, the GPU idle: release what
  * prepare_steps() made. */
 void finish_steps(const pipeline *p);
+
+/* ---- Level two: a parameter that changes every step ----
+ * As a training loop's learning rate: every step adds its own word k (the
+ * program draws one afresh for every step) in every stage, beside the
+ * stage's increment. The step is the same otherwise. Whether to capture,
+ * update or rebuild, and what to change each step, is yours to work out
+ * from lab12's costs. */
+
+/* What one level-two run hands you, made by the program. */
+typedef struct {
+    int batches;                        /* B, as level one's */
+    cudaStream_t stream[EX12_STAGES];   /* as level one's */
+    /* Queues one step as issue_step() does, every stage adding k, passed by
+     * value: a capture keeps this k in the graph. */
+    void (*issue_step_with)(uint32_t k);
+    /* The same step, each stage reading k from the device word at d_k as
+     * it begins (a capture keeps the address, not the word). d_k must stay
+     * valid until finish; the program never writes it. */
+    void (*issue_step_reading)(const uint32_t *d_k);
+} level2_pipeline;
+
+/* Yours, before you write level2_step(): the model's answer to "how many
+ * microseconds of the host's time will one level2_step() take?", from
+ * lab12's H100 costs, for the 24 kernels and 32 event calls of a step. The
+ * program prints it beside what it measures; no points ride on it. */
+extern const double LEVEL2_PREDICTED_HOST_US;
+
+/* Yours, as level one's three, for level two: called once per run before
+ * its steps on an idle GPU (timed apart, not graded); then level2_step()
+ * `steps` times back to back, step i with its own k (timed on the host as
+ * level one's), the GPU awaited, every word checked against the CPU
+ * reference of every step's stages with each step's k; then
+ * level2_finish(), the GPU idle. level2_step() queues the step with this k
+ * after the step before it and returns at once. */
+void level2_prepare(const level2_pipeline *p);
+void level2_step(const level2_pipeline *p, uint32_t k);
+void level2_finish(const level2_pipeline *p);
 
 #endif

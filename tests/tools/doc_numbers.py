@@ -368,6 +368,16 @@ FACTS = [
       LAB["lab12"]: [lambda v: f"under {quarter(v)} of its time issuing a step"],
       RUBRIC % "ex12": [lambda v: f"max = {num(v)}", lambda v: f"under {quarter(v)} of issuing"],
       GUIDE: [lambda v: f"under {quarter(v)} of issuing the step"]}),
+    ("ex12's level-two target", GIVEN + "ex12.cu", r'"level2_graph_faster_per_step", ([\d.]+),',
+     {EX["ex12"]: [lambda v: f"at least {num(v)}x faster per step than the streams",
+                   lambda v: f"at least {num(v)}x faster per step than the program's"],
+      LAB["lab12"]: [lambda v: f"least {num(v)}x faster per step than the program's own stream run"],
+      RUBRIC % "ex12": [lambda v: f"without solutions/ {num(v)}x, level one's"]}),
+    ("ex12's level-two host limit", GIVEN + "ex12.cu", r'"level2_host_issue_light", -INFINITY, ([\d.]+),',
+     {EX["ex12"]: [lambda v: f"the host under {quarter(v)} of their issue time",
+                   lambda v: f"the host in here under {quarter(v)} of its time"],
+      LAB["lab12"]: [lambda v: f"`level2_step()` under {quarter(v)} of its time issuing a step"],
+      RUBRIC % "ex12": [lambda v: f"The limit is {quarter(v)}, level one's"]}),
 ]
 
 
