@@ -22,6 +22,15 @@
  * it under compute-sanitizer memcheck --track-stream-ordered-races all,
  * which names a free that races with a use.
  *
+ * Level two, level2_make_pool(): a loop that allocates from a pool of
+ * yours, frees in stream order and synchronises every iteration (ex10.h
+ * says what it allocates; the sizes are drawn afresh every run). Work out
+ * from lab10's model what the pool holds when the loop synchronises, and
+ * what it must keep, before you write it. Targets: an iteration from your
+ * pool within 1.5x of one from a pool that never hands memory back (in
+ * pairs), and your release threshold within 25% of the memory an
+ * iteration needs at once (the pool's own count).
+ *
  * Expected numbers on an H100:
  *   - the reference solution on an H100 (2026-11-23): wrong_words 0,
  *     host_wait_fraction 0.00137 (./sol10) and 0.0013 (make grade),
@@ -29,10 +38,13 @@
  *   - as given: 46,137,344 of 46,137,344 words wrong after each function,
  *     host_wait_fraction 0.0008; ./ex10 gives 1 of 10, make grade 0 (its
  *     memcheck pass names the use-after-free, which fails every correctness
- *     criterion) (labs/lab10_stream_ordered_memory/README.md, "The exercise").
+ *     criterion) (labs/lab10_stream_ordered_memory/README.md, "The exercise");
+ *   - level two, the reference: TO BE MEASURED (its iteration against an
+ *     unlimited pool's, threshold 0's, its threshold against the working set).
  *
  * Build and run:   make ex10 && ./ex10          (./ex10 --quick: fewer runs)
- * As given the user reads every word wrong, and it exits 1.
+ * As given the user reads every word wrong, and it exits 1. Stuck? lab10's
+ * handout has hints, from gentle to explicit, under "Stuck?".
  */
 #include "ex10.h"
 #include "streamlab.h"
@@ -51,3 +63,26 @@ void free_in_last_user(void *buffer, cudaStream_t owner, cudaStream_t user)
     (void)user;
     CUDA_CHECK(cudaFreeAsync(buffer, owner));
 }
+
+cudaMemPool_t level2_make_pool(const level2_loop *loop)
+{
+    /* TODO(student), level two: the goal: a pool from which the loop's
+     * iterations cost what they cost from a pool that keeps all it was
+     * given (within 1.5x, timed in pairs), that holds on to no more than
+     * the memory an iteration needs at once (its release threshold within
+     * 25% of the pool's own count of it). Not allowed: the device's
+     * default pool; allocating for the loop yourself. Predict first: what
+     * is alive at once in an iteration, what does the pool reserve for it,
+     * and what does it do with it at each synchronise?
+     * As given: a pool of the device's memory, release threshold 0. */
+    cudaMemPoolProps props = {};
+    cudaMemPool_t pool;
+    props.allocType = cudaMemAllocationTypePinned;
+    props.location.type = cudaMemLocationTypeDevice;
+    props.location.id = loop->device;
+    CUDA_CHECK(cudaMemPoolCreate(&pool, &props));
+    return pool;
+}
+
+/* TODO(student), level two: your prediction (ex10.h), before you measure. */
+const double LEVEL2_PREDICTED_REMAP_US_PER_MIB = 0;

@@ -103,13 +103,21 @@ print(" ".join(sorted(c["name"] for c in d["checks"] if not c["passed"])))' "$BA
     assert_output --partial "[FAIL] wait_words_right"
     assert_output --partial "[FAIL] last_user_words_right"
     assert_output --partial "What the grader would give"
-    assert_output --partial "total: 1 of 10 points for this run"
+    # level two as given: a pool of its own at threshold 0, right and slow
+    assert_output --partial "[ok]   level2_pool_works"
+    assert_output --partial "observed: NO  level2_keeps_working_set"
+    assert_output --partial "observed: NO  level2_threshold_fits"
+    assert_output --partial "level 2: 2 of 6 points (a second level, graded apart)"
+    assert_output --partial "total: 3 of 16 points for this run"
 }
 
-@test "sol10 frees in stream order with the host free, and earns full marks" {
+@test "sol10 frees in stream order with the host free, keeps its pool's working set, and earns full marks" {
     run ./sol10
     assert_success
-    assert_output --partial "total: 10 of 10 points for this run"
+    assert_output --partial "observed: yes level2_keeps_working_set"
+    assert_output --partial "observed: yes level2_threshold_fits"
+    assert_output --partial "level 2: 6 of 6 points (a second level, graded apart)"
+    assert_output --partial "total: 16 of 16 points for this run"
     run ./sol10 --quick
     assert_success
 }

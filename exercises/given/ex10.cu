@@ -35,12 +35,18 @@
 #include "grading.h"
 #include "kernels.h"
 
+#include <math.h>
+#include <string.h>
+
 static int runs = 10;     /* timed runs of each function */
 static int size_mib = 16; /* X */
+static int l2_pairs = 7;  /* level two: pairs of rounds */
 
 static const option ex_options[] = {
     {"runs", OPT_INT, &runs, 2, 1000, 4, "N", "timed runs of each of your two functions"},
     {"size-mib", OPT_INT, &size_mib, 1, 1024, 4, "MIB", "the buffer the two streams share"},
+    {"level2-pairs", OPT_INT, &l2_pairs, 3, 1000, 3, "N",
+     "level two's pairs of timed rounds: your pool, then an unlimited one"},
     {NULL},
 };
 
@@ -92,6 +98,211 @@ static double pool_used(cudaMemPool_t pool)
     CUDA_CHECK(cudaDeviceSynchronize());
     CUDA_CHECK(cudaMemPoolGetAttribute(pool, cudaMemPoolAttrUsedMemCurrent, &used));
     return (double)used;
+}
+
+/* ---- Level two: the release threshold of the student's pool ------------------------ */
+
+enum { L2_ITERS = 20, L2_WORDS = 1024, L2_LAYERS = 3 };
+
+/* lab10's part 3 (H100): threshold 0 remaps the memory at every synchronise,
+ * 14x the iteration of a pool that keeps it (12.3x to 15.3x over the day's
+ * runs, 64 MiB); keeping it does the unlimited pool's work (1x). 1.5 lies
+ * far from both; a threshold a buffer short pays a map of 24 MiB or more
+ * every iteration. */
+static const verdict L2_KEEPS = {
+    "level2_keeps_working_set", -INFINITY, 1.5, "x",
+    "an iteration from your pool cost well over one from a pool that keeps everything: at "
+    "each synchronise your pool handed back memory the next iteration maps again. How much is "
+    "alive at once in an iteration, and what does the pool keep at a synchronise?"};
+/* The pool's own count of what an iteration needs, its reserved memory
+ * after the unlimited pool's iterations, F. The sizes are drawn so that a
+ * threshold of one buffer (at most 40 / 64 of F) or of every allocation an
+ * iteration makes (at least 1.75 F) lies 37% or more away; 25% passes the
+ * working set and its rounding. */
+static const verdict L2_FITS = {
+    "level2_threshold_fits", 0, 0.25, "%", /* a share: 0.25 prints as 25% */
+    "your pool's release threshold is not the memory an iteration needs at once: too little "
+    "and it is handed back at every synchronise, too much and it is held from every other "
+    "process for nothing"};
+
+typedef struct {
+    cudaMemPool_t pool;
+    const level2_loop *loop;
+    cudaStream_t s;
+    unsigned long long *d_wrong;
+    int failed; /* allocations the pool refused */
+    int iters;
+} l2_way;
+
+/* The words at the end of a buffer: its whole size was handed out. */
+static uint32_t *l2_tail(void *p, size_t bytes) { return (uint32_t *)p + bytes / 4 - L2_WORDS; }
+
+/* One iteration of the loop (ex10.h): every buffer used on the GPU (fresh
+ * words written at its end and counted), freed in stream order, then the
+ * synchronise where the pool hands back what it holds over its threshold. */
+static void l2_iteration(l2_way *w)
+{
+    const level2_loop *l = w->loop;
+    void *out, *ws;
+    uint64_t seed = fresh_seed();
+    w->iters++;
+    if (cudaMallocFromPoolAsync(&out, l->out_bytes, w->pool, w->s) != cudaSuccess) {
+        w->failed++;
+        return;
+    }
+    seeded_fill_launch(l2_tail(out, l->out_bytes), L2_WORDS, seed, w->s);
+    for (int i = 0; i < l->layers; i++) {
+        if (cudaMallocFromPoolAsync(&ws, l->work_bytes, w->pool, w->s) != cudaSuccess) {
+            w->failed++;
+            break;
+        }
+        seeded_fill_launch(l2_tail(ws, l->work_bytes), L2_WORDS, seed + 1 + i, w->s);
+        seeded_count_launch(l2_tail(ws, l->work_bytes), L2_WORDS, seed + 1 + i, w->d_wrong, w->s);
+        CUDA_CHECK(cudaFreeAsync(ws, w->s));
+    }
+    seeded_count_launch(l2_tail(out, l->out_bytes), L2_WORDS, seed, w->d_wrong, w->s);
+    CUDA_CHECK(cudaFreeAsync(out, w->s));
+    CUDA_CHECK(cudaStreamSynchronize(w->s)); /* a loop that reads its result */
+}
+
+/* A sample: one iteration untimed (the pool as the last leaves it), then
+ * L2_ITERS timed; us per iteration. */
+static double l2_iteration_us(void *ctx)
+{
+    l2_way *w = (l2_way *)ctx;
+    l2_iteration(w);
+    double t0 = host_time_ms();
+    for (int i = 0; i < L2_ITERS; i++)
+        l2_iteration(w);
+    return (host_time_ms() - t0) * 1e3 / L2_ITERS;
+}
+
+static cudaMemPool_t l2_pool(int device, uint64_t threshold)
+{
+    cudaMemPoolProps props;
+    cudaMemPool_t pool;
+    memset(&props, 0, sizeof props);
+    props.allocType = cudaMemAllocationTypePinned;
+    props.location.type = cudaMemLocationTypeDevice;
+    props.location.id = device;
+    CUDA_CHECK(cudaMemPoolCreate(&pool, &props));
+    CUDA_CHECK(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &threshold));
+    return pool;
+}
+
+static uint64_t l2_attr(cudaMemPool_t pool, cudaMemPoolAttr a)
+{
+    uint64_t v = 0;
+    CUDA_CHECK(cudaMemPoolGetAttribute(pool, a, &v));
+    return v;
+}
+
+/* What a fresh pool reserves for one byte: the granularity it reserves in. */
+static size_t l2_granularity(int device, cudaStream_t s)
+{
+    cudaMemPool_t probe = l2_pool(device, 0);
+    void *p;
+    CUDA_CHECK(cudaMallocFromPoolAsync(&p, 1, probe, s));
+    CUDA_CHECK(cudaStreamSynchronize(s));
+    size_t g = (size_t)l2_attr(probe, cudaMemPoolAttrReservedMemCurrent);
+    CUDA_CHECK(cudaFreeAsync(p, s));
+    CUDA_CHECK(cudaStreamSynchronize(s));
+    CUDA_CHECK(cudaMemPoolDestroy(probe));
+    return g ? g : 1;
+}
+
+static size_t l2_round(size_t n, size_t g) { return (n + g - 1) / g * g; }
+
+static void level_two(lab_run *lab, int device, int check)
+{
+    report *r = lab->r;
+    const double MIB = 1 << 20;
+    double small = check ? 1 : 24, large = check ? 2 : 40; /* MiB */
+    cudaStream_t s = lab_stream(lab, "level two's loop", cudaStreamNonBlocking, 0);
+    level2_loop loop = {device, (size_t)(grading_uniform(small, large) * MIB) / 4 * 4,
+                        (size_t)(grading_uniform(small, large) * MIB) / 4 * 4, L2_LAYERS,
+                        l2_granularity(device, s)};
+    unsigned long long *d_wrong = (unsigned long long *)lab_device(lab, sizeof *d_wrong);
+    unsigned long long wrong = 0;
+    CUDA_CHECK(cudaMemset(d_wrong, 0, sizeof *d_wrong));
+    int pairs = check ? 1 : l2_pairs, refused = 0;
+
+    cudaMemPool_t yours = level2_make_pool(&loop); /* the student's */
+    if (!yours || yours == default_mem_pool(device))
+        refused = 1; /* nothing measured: a level-two error */
+    l2_way w[3] = {{yours, &loop, s, d_wrong, 0, 0},
+                   {l2_pool(device, UINT64_MAX), &loop, s, d_wrong, 0, 0},
+                   {l2_pool(device, 0), &loop, s, d_wrong, 0, 0}};
+    paired kept = {{0}}, zero = {{0}};
+    uint64_t threshold = 0, working = 0, held = 0;
+    if (!refused) {
+        threshold = l2_attr(yours, cudaMemPoolAttrReleaseThreshold);
+        timeline_span_begin("level 2: your pool and an unlimited one");
+        kept = measure_paired(l2_iteration_us, &w[0], l2_iteration_us, &w[1], 1, pairs);
+        timeline_span_end();
+        timeline_span_begin("level 2: threshold 0 and unlimited");
+        zero = measure_paired(l2_iteration_us, &w[2], l2_iteration_us, &w[1], 1, pairs);
+        timeline_span_end();
+        working = l2_attr(w[1].pool, cudaMemPoolAttrReservedMemCurrent);
+        held = l2_attr(yours, cudaMemPoolAttrReservedMemCurrent);
+        CUDA_CHECK(cudaMemcpy(&wrong, d_wrong, sizeof wrong, cudaMemcpyDeviceToHost));
+        CUDA_CHECK(cudaMemPoolDestroy(yours));
+    }
+    CUDA_CHECK(cudaMemPoolDestroy(w[1].pool));
+    CUDA_CHECK(cudaMemPoolDestroy(w[2].pool));
+    double level2_wrong = (double)wrong + w[0].failed + w[1].failed + w[2].failed + refused;
+    double model = (double)(l2_round(loop.out_bytes, loop.granularity) +
+                            l2_round(loop.work_bytes, loop.granularity));
+    double fits = working ? fabs((double)threshold / working - 1) : 1;
+
+    report_section(r, "Level two: what your pool keeps across a synchronise");
+    report_param(r, "level2_out_mib", loop.out_bytes / MIB, "MiB");
+    report_param(r, "level2_work_mib", loop.work_bytes / MIB, "MiB");
+    report_param(r, "level2_layers", loop.layers, "");
+    report_param(r, "level2_granularity_mib", loop.granularity / MIB, "MiB");
+    double checked = (double)(w[0].iters + w[1].iters + w[2].iters) * (L2_LAYERS + 1) * L2_WORDS;
+    report_check(r, "level2_pool_works", level2_wrong == 0, "%llu of %.0f words wrong, %d "
+                 "allocations refused%s", wrong, checked, w[0].failed + w[1].failed + w[2].failed,
+                 refused ? "; level2_make_pool() did not return a pool of its own" : "");
+    grading_value("level2_wrong", level2_wrong);
+    grading_value("level2_out_bytes", (double)loop.out_bytes);
+    grading_value("level2_work_bytes", (double)loop.work_bytes);
+    grading_value("level2_granularity", (double)loop.granularity);
+    if (refused)
+        return;
+    double working_mib = working / MIB, threshold_mib = threshold / MIB;
+    stats sw = stats_of(&working_mib, 1), st = stats_of(&threshold_mib, 1);
+    report_compare(r, "the pool's count", "working_set", "round(out) + round(work)",
+                   model / MIB, &sw, "MiB");
+    report_compare(r, "your pool", "release_threshold", "the working set", working / MIB, &st,
+                   "MiB");
+    report_value(r, "your pool", "held_after_loop", held / MIB, "MiB");
+    report_stats(r, "your pool", "iteration", &kept.a, "us");
+    report_stats(r, "threshold unlimited", "iteration", &kept.b, "us");
+    report_stats(r, "threshold 0", "iteration", &zero.a, "us");
+    report_value(r, "threshold 0 adds", "remap", zero.a.median - zero.b.median, "us");
+    report_value(r, "your prediction", "remap", LEVEL2_PREDICTED_REMAP_US_PER_MIB *
+                 working / MIB, "us");
+    report_text(r, "  (your LEVEL2_PREDICTED_REMAP_US_PER_MIB times the working set)\n");
+    if (!check) {
+        report_verdict(r, &L2_KEEPS, kept.ratio.median, "your pool's iteration %.1f us, an "
+                       "unlimited pool's %.1f us: %.2fx (median of %d pairs); threshold 0: "
+                       "%.1fx", kept.a.median, kept.b.median, kept.ratio.median, pairs,
+                       zero.ratio.median);
+        report_verdict(r, &L2_FITS, fits, "your threshold %.1f MiB, the working set %.1f MiB "
+                       "(the pool's count)", threshold / MIB, working / MIB);
+    }
+    grading_value("level2_threshold", (double)threshold);
+    grading_value("level2_working_set", (double)working);
+    grading_value("level2_working_set_model", model);
+    grading_value("level2_held_after_loop", (double)held);
+    grading_value("level2_yours_us", kept.a.median);
+    grading_value("level2_unlimited_us", kept.b.median);
+    grading_value("level2_zero_us", zero.a.median);
+    grading_value("level2_cost_over_unlimited", kept.ratio.median);
+    grading_value("level2_zero_over_unlimited", zero.ratio.median);
+    grading_value("level2_threshold_error_pct", fits * 100);
+    grading_value("level2_predicted_remap_us", LEVEL2_PREDICTED_REMAP_US_PER_MIB * working / MIB);
 }
 
 int main(int argc, char **argv)
@@ -156,5 +367,6 @@ int main(int argc, char **argv)
     grading_value("host_wait_fraction", host.median);
     grading_value("user_done_at_return", done_early);
     grading_value("reused_runs", reused[0] + reused[1]);
+    level_two(&lab, device, check);
     return grading_finish(&lab);
 }

@@ -4,6 +4,8 @@
 #define STREAMLAB_EX10_H
 
 #include <cuda_runtime_api.h>
+#include <stddef.h>
+#include <stdint.h>
 
 /* A buffer the program made in `owner` with cudaMallocAsync (from the
  * device's default pool) and filled there, and that `user` reads: the user
@@ -23,5 +25,33 @@ void free_after_use_wait(void *buffer, cudaStream_t owner, cudaStream_t user);
 /* Yours. Frees `buffer` in the stream that used it last, without the host
  * waiting; `owner` must not be held back by it. */
 void free_in_last_user(void *buffer, cudaStream_t owner, cudaStream_t user);
+
+/* ---- Level two: what a pool keeps across a synchronise ----
+ * A loop, each iteration in one stream: allocate `out`; then `layers`
+ * times: allocate a workspace of work_bytes, use it, cudaFreeAsync it; use
+ * `out`, cudaFreeAsync it; then cudaStreamSynchronize, as a loop does to
+ * read its result. Every allocation is cudaMallocFromPoolAsync from your
+ * pool. The sizes are drawn afresh every run (lab10's part 3 and part 4). */
+typedef struct {
+    int device;          /* the GPU the loop runs on */
+    size_t out_bytes;    /* `out`: allocated first, freed last */
+    size_t work_bytes;   /* each layer's workspace, the same size every layer */
+    int layers;          /* workspaces an iteration allocates and frees in turn */
+    size_t granularity;  /* the program asked a fresh pool like yours for one
+                            byte: it reserved this much */
+} level2_loop;
+
+/* Yours. Returns a new pool of `device`'s memory (cudaMemPoolCreate: never
+ * the device's default pool, which the rest of the process shares), set up
+ * so that the loop's allocations cost an iteration about what they cost
+ * from a pool that never hands memory back, while the pool holds on to no
+ * more than about what an iteration needs at once. Called once, before the
+ * loop; the program then owns the pool (it destroys it). */
+cudaMemPool_t level2_make_pool(const level2_loop *loop);
+
+/* Yours, printed beside what the program measures, not scored: what
+ * release threshold 0 adds to one iteration, per MiB the pool would keep,
+ * in us, as you predict it from lab10's part 3. */
+extern const double LEVEL2_PREDICTED_REMAP_US_PER_MIB;
 
 #endif
