@@ -61,7 +61,7 @@ metric() {
     run python3 tests/fixtures/grading/check_outputs.py junit "$ALL/junit.xml"
     assert_success
     # ex13's three criteria count where it was graded (2 GPUs), not where waived
-    assert_line "solutions: $(($(gpus) >= 2 ? 64 : 61)) tests, 0 failures"
+    assert_line "solutions: $(($(gpus) >= 2 ? 66 : 63)) tests, 0 failures"
     for s in solutions exercises fake-output over-synchronised racy hanging out-of-bounds build-error level1-only; do
         python3 tests/fixtures/grading/check_outputs.py gradescope "$ALL/$s/results.json" >/dev/null ||
             fail "$s/results.json is not valid"
@@ -85,7 +85,7 @@ solutions ex05 16/16,passed
 solutions ex06 16/16,passed
 solutions ex07 16/16,passed
 solutions ex08 16/16,passed
-solutions ex09 10/10,passed
+solutions ex09 16/16,passed
 solutions ex10 10/10,passed
 solutions ex11 10/10,passed
 solutions ex12 10/10,passed
@@ -98,7 +98,7 @@ exercises ex05 4/16,partial
 exercises ex06 1/16,partial
 exercises ex07 5/16,partial
 exercises ex08 6/16,partial
-exercises ex09 2/10,partial
+exercises ex09 4/16,partial
 exercises ex10 1/10,partial
 exercises ex11 4/10,partial
 exercises ex12 3/10,partial
@@ -118,6 +118,7 @@ level1-only ex05 12/16,partial
 level1-only ex07 12/16,partial
 level1-only ex14 12/16,partial
 level1-only ex08 12/16,partial
+level1-only ex09 12/16,partial
 EOF
     # ex13 needs two GPUs in one process: on one GPU it is waived for everyone,
     # in no total (on two, the next test)
@@ -221,6 +222,10 @@ PY
     python3 -c "import sys; sys.exit(not $output >= 0.9)" || fail "ex08 level-2 efficiency $output"
     run metric solutions ex08 level2_runs_wrong
     assert_output "0"
+    run metric solutions ex09 level2_idle_fraction
+    python3 -c "import sys; sys.exit(not $output <= 0.05)" || fail "ex09 level-2 idle fraction $output"
+    run metric solutions ex09 level2_results_wrong
+    assert_output "0"
     run metric solutions ex06 producer_idle_runs
     assert_output "0"
     run metric solutions ex06 level2_producer_idle_runs
@@ -250,14 +255,14 @@ PY
     run python3 tests/fixtures/grading/check_outputs.py gradescope "$ALL/exercises/results.json"
     assert_success
     # thirteen exercises: their correctness points (2+2+2+3+2+1+3+4+2, ex10 1, ex11 4,
-    # ex12 3, ex14 2, and the level twos' of ex01, ex03, ex04, ex05, ex07, ex08 and ex14
-    # 2 each; ex06's, racing both ways, 0) of 178 (the level twos of ex01, ex03, ex04,
-    # ex05, ex06, ex07, ex08 and ex14: 6 each), and 0 for any concept criterion; ex13
-    # waived on one GPU, in no total, and on two its correctness 4 of 10
+    # ex12 3, ex14 2, and the level twos' of ex01, ex03, ex04, ex05, ex07, ex08, ex09
+    # and ex14 2 each; ex06's, racing both ways, 0) of 184 (the level twos of ex01,
+    # ex03, ex04, ex05, ex06, ex07, ex08, ex09 and ex14: 6 each), and 0 for any concept
+    # criterion; ex13 waived on one GPU, in no total, and on two its correctness 4 of 10
     if (($(gpus) >= 2)); then
-        assert_output "49/188 0"
+        assert_output "51/194 0"
     else
-        assert_output "45/178 0"
+        assert_output "47/184 0"
     fi
 }
 
@@ -321,6 +326,15 @@ PY
     assert_output --regexp ",2,6$"
     run metric level1-only ex08 efficiency
     python3 -c "import sys; sys.exit(not $output >= 0.85)" || fail "level one's efficiency $output"
+    # ex09: level one's 10 and level two's correctness 2: the loss of the step
+    # just issued, read back at once, is right, and the GPU idles through the
+    # host's stalls
+    run row level1-only ex09
+    assert_output --partial "12/16,partial,level2_gpu_never_idle: level2_idle_fraction"
+    run grep "^level1-only,ex09," "$ALL/grades.csv"
+    assert_output --regexp ",2,6$"
+    run metric level1-only ex09 host_wait_fraction
+    python3 -c "import sys; sys.exit(not $output <= 0.2)" || fail "level one's host wait $output"
 }
 
 @test "printed output is never read: ex03's constant misses two random durations, ex04's verdict earns nothing" {
