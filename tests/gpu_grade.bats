@@ -61,7 +61,7 @@ metric() {
     run python3 tests/fixtures/grading/check_outputs.py junit "$ALL/junit.xml"
     assert_success
     # ex13's three criteria count where it was graded (2 GPUs), not where waived
-    assert_line "solutions: $(($(gpus) >= 2 ? 69 : 66)) tests, 0 failures"
+    assert_line "solutions: $(($(gpus) >= 2 ? 71 : 68)) tests, 0 failures"
     for s in solutions exercises fake-output over-synchronised racy hanging out-of-bounds build-error level1-only; do
         python3 tests/fixtures/grading/check_outputs.py gradescope "$ALL/$s/results.json" >/dev/null ||
             fail "$s/results.json is not valid"
@@ -85,7 +85,7 @@ solutions ex05 16/16,passed
 solutions ex06 16/16,passed
 solutions ex07 16/16,passed
 solutions ex08 16/16,passed
-solutions ex09 10/10,passed
+solutions ex09 16/16,passed
 solutions ex10 16/16,passed
 solutions ex11 10/10,passed
 solutions ex12 16/16,passed
@@ -98,7 +98,7 @@ exercises ex05 4/16,partial
 exercises ex06 1/16,partial
 exercises ex07 5/16,partial
 exercises ex08 6/16,partial
-exercises ex09 2/10,partial
+exercises ex09 4/16,partial
 exercises ex10 3/16,partial
 exercises ex11 4/10,partial
 exercises ex12 5/16,partial
@@ -120,6 +120,7 @@ level1-only ex14 12/16,partial
 level1-only ex08 12/16,partial
 level1-only ex12 12/16,partial
 level1-only ex10 12/16,partial
+level1-only ex09 12/16,partial
 EOF
     # ex13 needs two GPUs in one process: on one GPU it is waived for everyone,
     # in no total (on two, the next test)
@@ -231,6 +232,10 @@ PY
     python3 -c "import sys; sys.exit(not $output <= 1.5)" || fail "ex10 level-2 cost $output"
     run metric solutions ex10 level2_threshold_error_pct
     python3 -c "import sys; sys.exit(not $output <= 25)" || fail "ex10 level-2 threshold off by $output%"
+    run metric solutions ex09 level2_idle_fraction
+    python3 -c "import sys; sys.exit(not $output <= 0.05)" || fail "ex09 level-2 idle fraction $output"
+    run metric solutions ex09 level2_results_wrong
+    assert_output "0"
     run metric solutions ex06 producer_idle_runs
     assert_output "0"
     run metric solutions ex06 level2_producer_idle_runs
@@ -260,15 +265,15 @@ PY
     run python3 tests/fixtures/grading/check_outputs.py gradescope "$ALL/exercises/results.json"
     assert_success
     # thirteen exercises: their correctness points (2+2+2+3+2+1+3+4+2, ex10 1, ex11 4,
-    # ex12 3, ex14 2, and the level twos' of ex01, ex03, ex04, ex05, ex07, ex08, ex10,
-    # ex12 and ex14 2 each; ex06's, racing both ways, 0) of 190 (the level twos of ex01,
-    # ex03, ex04, ex05, ex06, ex07, ex08, ex10, ex12 and ex14: 6 each), and 0 for any
-    # concept criterion; ex13
-    # waived on one GPU, in no total, and on two its correctness 4 of 10
+    # ex12 3, ex14 2, and the level twos' of ex01, ex03, ex04, ex05, ex07, ex08, ex09,
+    # ex10, ex12 and ex14 2 each; ex06's, racing both ways, 0) of 196 (the level twos of
+    # ex01, ex03, ex04, ex05, ex06, ex07, ex08, ex09, ex10, ex12 and ex14: 6 each), and 0
+    # for any concept criterion; ex13 waived on one GPU, in no total, and on two its
+    # correctness 4 of 10
     if (($(gpus) >= 2)); then
-        assert_output "53/200 0"
+        assert_output "55/206 0"
     else
-        assert_output "49/190 0"
+        assert_output "51/196 0"
     fi
 }
 
@@ -348,6 +353,15 @@ PY
     assert_output --regexp ",2,6$"
     run metric level1-only ex10 level2_threshold_error_pct
     assert_output "100"
+    # ex09: level one's 10 and level two's correctness 2: the loss of the step
+    # just issued, read back at once, is right, and the GPU idles through the
+    # host's stalls
+    run row level1-only ex09
+    assert_output --partial "12/16,partial,level2_gpu_never_idle: level2_idle_fraction"
+    run grep "^level1-only,ex09," "$ALL/grades.csv"
+    assert_output --regexp ",2,6$"
+    run metric level1-only ex09 host_wait_fraction
+    python3 -c "import sys; sys.exit(not $output <= 0.2)" || fail "level one's host wait $output"
 }
 
 @test "printed output is never read: ex03's constant misses two random durations, ex04's verdict earns nothing" {

@@ -75,10 +75,19 @@ outcome() { report value "$1" "$2 | $3" outcome; }
     assert_output --partial "[ok]   params_right"
     assert_output --partial "observed: NO  host_does_not_wait"
     assert_output --partial "observed: NO  step_overlaps_loader"
-    assert_output --partial "total: 2 of 10 points for this run"
+    assert_output --partial "level 1: 2 of 10 points"
+    # level two as given: the loss of the step just issued read back at once:
+    # right, and the GPU idles through every stall of the host's
+    assert_output --partial "[ok]   level2_reports_right"
+    assert_output --partial "[ok]   level2_params_right"
+    assert_output --partial "observed: NO  level2_gpu_never_idle"
+    assert_output --regexp "\[pass\] level2_reports_right +2/2"
+    assert_output --regexp "\[FAIL\] level2_gpu_never_idle +0/4 +level2_idle_fraction [0-9.]+, needs <= 0.05"
+    assert_output --partial "level 2: 2 of 6 points (a second level, graded apart)"
+    assert_output --partial "total: 4 of 16 points for this run"
 }
 
-@test "sol09 neither waits nor serialises, with every result right, over several runs" {
+@test "sol09 neither waits nor serialises, and at level two keeps the GPU busy through the stalls, over several runs" {
     [ -x ./sol09 ] || skip "solutions/ is not here"
     for run_no in $(runs); do
         echo "# run $run_no of $REPEATS"
@@ -86,6 +95,18 @@ outcome() { report value "$1" "$2 | $3" outcome; }
         assert_success
         assert_output --partial "observed: yes host_does_not_wait"
         assert_output --partial "observed: yes step_overlaps_loader"
-        assert_output --partial "total: 10 of 10 points for this run"
+        assert_output --partial "[ok]   level2_reports_right"
+        assert_output --partial "observed: yes level2_gpu_never_idle"
+        assert_output --partial "total: 16 of 16 points for this run"
     done
+    # the reference's prediction is the model's: 3 steps at the longest stall
+    json_run ./sol09
+    run report value "$f" "your prediction" smallest_lag
+    python3 -c "import sys; sys.exit(not $output == 3)" || fail "your prediction: smallest_lag $output"
+    run report value "$f" "the model" smallest_lag
+    python3 -c "import sys; sys.exit(not $output == 3)" || fail "the model: smallest_lag $output"
+    run report value "$f" "your loop" largest_lag
+    python3 -c "import sys; sys.exit(not $output == 3)" || fail "your loop: largest_lag $output"
+    run ./sol09 --quick
+    assert_success
 }

@@ -34,4 +34,44 @@ void train_step(train_state *t, int step);
  * holds every step's loss, and everything yours is released. */
 void finish_training(train_state *t);
 
+/* ---- Level two: every loss reported to the host, the GPU kept busy ----
+ * The program's loop is level one's with two changes. Every step's loss
+ * must reach the host's logger, report(step, loss), no later than
+ * LEVEL2_MAX_LAG steps after that step was issued: while
+ * train_step_reported(t, r, step + LEVEL2_MAX_LAG) runs at the latest (the
+ * last ones in finish_reporting()). And before every LEVEL2_STALL_EVERY-th
+ * step the program's host is busy with work of its own (a checkpoint
+ * written) for 2.3-2.6 times the step's GPU time G, drawn every run; the
+ * loader's kernel takes 0.5-0.8 G. How long the GPU sits idle while the
+ * host is away is yours to work out from lab09's model. */
+
+enum { LEVEL2_MAX_LAG = 3, LEVEL2_SLOTS = 4, LEVEL2_STALL_EVERY = 4 };
+
+/* What the level-two loop hands you, made by the program. */
+typedef struct {
+    double *ring;                      /* LEVEL2_SLOTS doubles of pinned host memory */
+    cudaEvent_t event[LEVEL2_SLOTS];   /* a pool (cudaEventDisableTiming): use any */
+    /* The host's logger: call it once for every step, with that step's
+     * loss as update() wrote it to t->d_losses[step]. */
+    void (*report)(int step, double loss);
+} loss_ring;
+
+/* Yours, before train_step_reported(): the model's answer to "what is the
+ * smallest lag, in steps, at which the program's longest stall (2.6 G)
+ * leaves the GPU no idle time?", for a host that waits for the loss of step
+ * (step - lag) in train_step_reported(t, r, step). The program prints it
+ * beside the model's answer for each run's own times; no points ride on it. */
+extern const int LEVEL2_PREDICTED_LAG;
+
+/* Yours. One step as train_step() queues it, and the report of every loss
+ * the lag requires by now (see above): each loss reported once, right,
+ * never read from a slot before its copy landed or after it was overwritten.
+ * The program times the host inside it, and keeps, on the GPU's own clock,
+ * when each step's kernels began and ended. Called between start_training()
+ * and finish_training(). */
+void train_step_reported(train_state *t, const loss_ring *r, int step);
+/* Yours. Called once after the last step, before finish_training(): when it
+ * returns, every step's loss has been reported. */
+void finish_reporting(train_state *t, const loss_ring *r);
+
 #endif
