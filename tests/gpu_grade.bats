@@ -61,7 +61,7 @@ metric() {
     run python3 tests/fixtures/grading/check_outputs.py junit "$ALL/junit.xml"
     assert_success
     # ex13's three criteria count where it was graded (2 GPUs), not where waived
-    assert_line "solutions: $(($(gpus) >= 2 ? 64 : 61)) tests, 0 failures"
+    assert_line "solutions: $(($(gpus) >= 2 ? 67 : 64)) tests, 0 failures"
     for s in solutions exercises fake-output over-synchronised racy hanging out-of-bounds build-error level1-only; do
         python3 tests/fixtures/grading/check_outputs.py gradescope "$ALL/$s/results.json" >/dev/null ||
             fail "$s/results.json is not valid"
@@ -87,7 +87,7 @@ solutions ex07 16/16,passed
 solutions ex08 16/16,passed
 solutions ex09 10/10,passed
 solutions ex10 10/10,passed
-solutions ex11 10/10,passed
+solutions ex11 16/16,passed
 solutions ex12 10/10,passed
 solutions ex14 16/16,passed
 exercises ex01 4/16,partial
@@ -100,7 +100,7 @@ exercises ex07 5/16,partial
 exercises ex08 6/16,partial
 exercises ex09 2/10,partial
 exercises ex10 1/10,partial
-exercises ex11 4/10,partial
+exercises ex11 6/16,partial
 exercises ex12 3/10,partial
 exercises ex14 4/16,partial
 fake-output ex03 4/16,partial
@@ -118,6 +118,7 @@ level1-only ex05 12/16,partial
 level1-only ex07 12/16,partial
 level1-only ex14 12/16,partial
 level1-only ex08 12/16,partial
+level1-only ex11 12/16,partial
 EOF
     # ex13 needs two GPUs in one process: on one GPU it is waived for everyone,
     # in no total (on two, the next test)
@@ -227,6 +228,12 @@ PY
     assert_output "0"
     run metric solutions ex06 level2_runs_overwritten
     assert_output "0"
+    run metric solutions ex11 level2_busy_over_best
+    python3 -c "import sys; sys.exit(not $output >= 0.9)" || fail "ex11 level-2 busy over best $output"
+    run metric solutions ex11 level2_size_off
+    assert_output "0"
+    run metric solutions ex11 level2_wrong
+    assert_output "0"
     run metric solutions ex14 sms_off_partition
     assert_output "0"
     run metric solutions ex14 level2_latency_over_budget
@@ -250,14 +257,14 @@ PY
     run python3 tests/fixtures/grading/check_outputs.py gradescope "$ALL/exercises/results.json"
     assert_success
     # thirteen exercises: their correctness points (2+2+2+3+2+1+3+4+2, ex10 1, ex11 4,
-    # ex12 3, ex14 2, and the level twos' of ex01, ex03, ex04, ex05, ex07, ex08 and ex14
-    # 2 each; ex06's, racing both ways, 0) of 178 (the level twos of ex01, ex03, ex04,
-    # ex05, ex06, ex07, ex08 and ex14: 6 each), and 0 for any concept criterion; ex13
-    # waived on one GPU, in no total, and on two its correctness 4 of 10
+    # ex12 3, ex14 2, and the level twos' of ex01, ex03, ex04, ex05, ex07, ex08, ex11
+    # and ex14 2 each; ex06's, racing both ways, 0) of 184 (the level twos of ex01,
+    # ex03, ex04, ex05, ex06, ex07, ex08, ex11 and ex14: 6 each), and 0 for any concept
+    # criterion; ex13 waived on one GPU, in no total, and on two its correctness 4 of 10
     if (($(gpus) >= 2)); then
-        assert_output "49/188 0"
+        assert_output "51/194 0"
     else
-        assert_output "45/178 0"
+        assert_output "47/184 0"
     fi
 }
 
@@ -321,6 +328,16 @@ PY
     assert_output --regexp ",2,6$"
     run metric level1-only ex08 efficiency
     python3 -c "import sys; sys.exit(not $output >= 0.85)" || fail "level one's efficiency $output"
+    # ex11: level one's 10 and level two's correctness 2: one producer and two
+    # slots are right, the GPU busy under half the best, and not the model's size
+    run row level1-only ex11
+    assert_output --partial "12/16,partial,level2_gpu_busy: level2_busy_over_best"
+    run grep "^level1-only,ex11," "$ALL/grades.csv"
+    assert_output --regexp ",2,6$"
+    run metric level1-only ex11 efficiency
+    python3 -c "import sys; sys.exit(not $output >= 0.85)" || fail "level one's efficiency $output"
+    run metric level1-only ex11 level2_size_off
+    python3 -c "import sys; sys.exit(not $output >= 2)" || fail "level two's size off by $output"
 }
 
 @test "printed output is never read: ex03's constant misses two random durations, ex04's verdict earns nothing" {
