@@ -25,9 +25,20 @@
  * yours at 85% of the model's busy share or more, every batch right in
  * every run.
  *
+ * Expected numbers on an H100: TO BE MEASURED (the reference solution's
+ * busy share and efficiency, each level).
+ *
+ * Level two (graded apart, below run_loader): choose_loader() sizes the
+ * loader for a job drawn afresh every run, a preparation P several times a
+ * copy and step C + S. Every producer costs a core and every slot pinned
+ * memory: the GPU kept busy, at least 90% of the best busy share the job
+ * allows, by the model's least producers and slots, at most one more of
+ * each. The program then runs your run_loader() at that size.
+ *
  * Build and run:   make ex11 && ./ex11        (./ex11 --quick: a short run)
  * As given the batches are right, the GPU is busy about a third of the
- * time, and it exits 4.
+ * time, and it exits 4. Stuck? lab11's handout has hints, from gentle to
+ * explicit, under "Stuck?".
  */
 #include "ex11.h"
 #include "streamlab.h"
@@ -45,4 +56,27 @@ void run_loader(const loader *l)
          * With a ring, wait only for slot_free[s], and only when reusing s. */
         CUDA_CHECK(cudaStreamSynchronize(l->stream));
     }
+}
+
+/* ---- Level two: the loader's size (graded apart) ----
+ * ./ex11 prints your prediction beside the model at your size and the
+ * GPU's busy share measured at it. */
+
+loader_size choose_loader(const level2_job *job, double *predicted_busy)
+{
+    /* TODO(student), level two: the goal: the GPU as busy as the job allows
+     * (at least 90% of its best busy share: its steps back to back after
+     * the first batch), at the least price: the threads that prepare and
+     * the slots you ask for, each at most one more than the model's least.
+     * The contract: 1 to EX11_MAX_PRODUCERS producers, 1 to EX11_MAX_SLOTS
+     * slots; your run_loader() must work at that size (l->slots need not be
+     * 2w). No measuring here: the program measures your size afterwards.
+     * Predict first, from lab11's model: how often does the GPU want a
+     * batch, how often can w producers deliver one, and how long is a slot
+     * out of the producers' hands? Write the GPU's busy share you expect at
+     * your size (0 to 1) into *predicted_busy.
+     * As given: one producer and two slots, whatever the job. */
+    (void)job;
+    *predicted_busy = 0;
+    return (loader_size){1, 2};
 }

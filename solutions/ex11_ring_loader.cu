@@ -9,6 +9,7 @@
 #include "ex11.h"
 #include "streamlab.h"
 
+#include <math.h>
 #include <pthread.h>
 
 /* SOLUTION: the ring's host side. filled[s] is the batch slot s holds
@@ -84,4 +85,28 @@ void run_loader(const loader *l)
         pthread_join(t[j], NULL);
     pthread_cond_destroy(&r.changed);
     pthread_mutex_destroy(&r.lock);
+}
+
+loader_size choose_loader(const level2_job *job, double *predicted_busy)
+{
+    /* SOLUTION: the GPU takes a batch every C + S; w producers deliver one
+     * every P / w (while w <= cores): they keep pace from w = ceil(P / (C + S)).
+     * A slot is out of the producers' hands from its preparation until the
+     * event after its step passes, P + C + S, and the ring hands the GPU n
+     * slots in that time: n = ceil((P + C + S) / (C + S)), one more than w.
+     * That least size has no room for a preparation slower than P (lab11
+     * measured them at 0.8x to 1.7x of the calibrated P), so one more of
+     * each, as much as the price allows. The GPU is then the bottleneck:
+     * busy B S over P + B (C + S), the first batch's preparation idle. */
+    double per = job->copy_ms + job->step_ms;
+    int w = (int)ceil(job->prep_ms / per - 1e-9) + 1;
+    int n = (int)ceil((job->prep_ms + per) / per - 1e-9) + 1;
+    if (w > job->cores - 1) /* a core left for the thread that steps */
+        w = job->cores > 1 ? job->cores - 1 : 1;
+    if (w > EX11_MAX_PRODUCERS)
+        w = EX11_MAX_PRODUCERS;
+    if (n > EX11_MAX_SLOTS)
+        n = EX11_MAX_SLOTS;
+    *predicted_busy = job->batches * job->step_ms / (job->prep_ms + job->batches * per);
+    return (loader_size){w, n};
 }

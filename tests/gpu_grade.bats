@@ -61,7 +61,7 @@ metric() {
     run python3 tests/fixtures/grading/check_outputs.py junit "$ALL/junit.xml"
     assert_success
     # ex13's three criteria count where it was graded (2 GPUs), not where waived
-    assert_line "solutions: $(($(gpus) >= 2 ? 71 : 68)) tests, 0 failures"
+    assert_line "solutions: $(($(gpus) >= 2 ? 73 : 70)) tests, 0 failures"
     for s in solutions exercises fake-output over-synchronised racy hanging out-of-bounds build-error level1-only; do
         python3 tests/fixtures/grading/check_outputs.py gradescope "$ALL/$s/results.json" >/dev/null ||
             fail "$s/results.json is not valid"
@@ -87,7 +87,7 @@ solutions ex07 16/16,passed
 solutions ex08 16/16,passed
 solutions ex09 16/16,passed
 solutions ex10 16/16,passed
-solutions ex11 10/10,passed
+solutions ex11 16/16,passed
 solutions ex12 16/16,passed
 solutions ex14 16/16,passed
 exercises ex01 4/16,partial
@@ -100,7 +100,7 @@ exercises ex07 5/16,partial
 exercises ex08 6/16,partial
 exercises ex09 4/16,partial
 exercises ex10 3/16,partial
-exercises ex11 4/10,partial
+exercises ex11 6/16,partial
 exercises ex12 5/16,partial
 exercises ex14 4/16,partial
 fake-output ex03 4/16,partial
@@ -121,6 +121,7 @@ level1-only ex08 12/16,partial
 level1-only ex12 12/16,partial
 level1-only ex10 12/16,partial
 level1-only ex09 12/16,partial
+level1-only ex11 12/16,partial
 EOF
     # ex13 needs two GPUs in one process: on one GPU it is waived for everyone,
     # in no total (on two, the next test)
@@ -242,6 +243,12 @@ PY
     assert_output "0"
     run metric solutions ex06 level2_runs_overwritten
     assert_output "0"
+    run metric solutions ex11 level2_busy_over_best
+    python3 -c "import sys; sys.exit(not $output >= 0.9)" || fail "ex11 level-2 busy over best $output"
+    run metric solutions ex11 level2_size_off
+    assert_output "0"
+    run metric solutions ex11 level2_wrong
+    assert_output "0"
     run metric solutions ex14 sms_off_partition
     assert_output "0"
     run metric solutions ex14 level2_latency_over_budget
@@ -266,14 +273,14 @@ PY
     assert_success
     # thirteen exercises: their correctness points (2+2+2+3+2+1+3+4+2, ex10 1, ex11 4,
     # ex12 3, ex14 2, and the level twos' of ex01, ex03, ex04, ex05, ex07, ex08, ex09,
-    # ex10, ex12 and ex14 2 each; ex06's, racing both ways, 0) of 196 (the level twos of
-    # ex01, ex03, ex04, ex05, ex06, ex07, ex08, ex09, ex10, ex12 and ex14: 6 each), and 0
-    # for any concept criterion; ex13 waived on one GPU, in no total, and on two its
-    # correctness 4 of 10
+    # ex10, ex11, ex12 and ex14 2 each; ex06's, racing both ways, 0) of 202 (the level
+    # twos of ex01, ex03, ex04, ex05, ex06, ex07, ex08, ex09, ex10, ex11, ex12 and ex14: 6
+    # each), and 0 for any concept criterion; ex13 waived on one GPU, in no total, and on
+    # two its correctness 4 of 10
     if (($(gpus) >= 2)); then
-        assert_output "55/206 0"
+        assert_output "57/212 0"
     else
-        assert_output "51/196 0"
+        assert_output "53/202 0"
     fi
 }
 
@@ -362,6 +369,16 @@ PY
     assert_output --regexp ",2,6$"
     run metric level1-only ex09 host_wait_fraction
     python3 -c "import sys; sys.exit(not $output <= 0.2)" || fail "level one's host wait $output"
+    # ex11: level one's 10 and level two's correctness 2: one producer and two
+    # slots are right, the GPU busy under half the best, and not the model's size
+    run row level1-only ex11
+    assert_output --partial "12/16,partial,level2_gpu_busy: level2_busy_over_best"
+    run grep "^level1-only,ex11," "$ALL/grades.csv"
+    assert_output --regexp ",2,6$"
+    run metric level1-only ex11 efficiency
+    python3 -c "import sys; sys.exit(not $output >= 0.85)" || fail "level one's efficiency $output"
+    run metric level1-only ex11 level2_size_off
+    python3 -c "import sys; sys.exit(not $output >= 2)" || fail "level two's size off by $output"
 }
 
 @test "printed output is never read: ex03's constant misses two random durations, ex04's verdict earns nothing" {

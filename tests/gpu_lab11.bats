@@ -60,16 +60,46 @@ print(" ".join(sorted(c["name"] for c in d["checks"] if not c["passed"])))' "$BA
     assert_output --partial "What the grader would give"
     assert_output --regexp "\[FAIL\] overlaps +0/2"
     assert_output --regexp "\[FAIL\] keeps_gpu_busy +0/4"
-    assert_output --partial "total: 4 of 10 points for this run"
+    assert_output --partial "level 1: 4 of 10 points"
+    # level two as given: one producer and two slots, whatever the job: right, slow
+    assert_output --partial "[ok]   level2_batches_verified"
+    assert_output --partial "[ok]   level2_calls_right"
+    assert_output --partial "observed: NO  level2_gpu_kept_busy"
+    assert_output --partial "observed: NO  level2_sized_by_model"
+    assert_output --regexp "\[pass\] level2_results_correct +2/2"
+    assert_output --regexp "\[FAIL\] level2_gpu_busy +0/2 +level2_busy_over_best [0-9.]+, needs >= 0.9"
+    assert_output --regexp "\[FAIL\] level2_sized_by_model +0/2"
+    assert_output --partial "level 2: 2 of 6 points (a second level, graded apart)"
+    assert_output --partial "total: 6 of 16 points for this run"
 }
 
-@test "sol11 keeps the GPU busy as the model says, every batch right, slowed runs included, and earns full marks" {
-    run ./sol11
-    assert_success
-    assert_output --partial "[ok]   batches_verified"
-    assert_output --partial "total: 10 of 10 points for this run"
+@test "sol11 keeps the GPU busy as the model says, sizes level two's loader by it, every batch right, and earns full marks" {
+    json_run ./sol11
+    for v in gpu_kept_busy level2_gpu_kept_busy level2_sized_by_model; do
+        observed "$f" "$v"
+    done
+    run report value "$f" "points preview" total
+    assert_output "16"
+    # the reference's size: the model's least producers and slots, one more of each
+    least=$(report value "$f" "the model's least" producers) || fail "no least producers"
+    run report value "$f" "your choice" producers
+    assert_output "$((least + 1))"
+    least=$(report value "$f" "the model's least" slots) || fail "no least slots"
+    run report value "$f" "your choice" slots
+    assert_output "$((least + 1))"
     run ./sol11 --quick
     assert_success
+}
+
+@test "ex11's level-one-only fixture: level one's verdict holds, level two's GPU waits for one producer" {
+    make -s BINDIR="$BATS_TEST_TMPDIR/bin" \
+        EX_SRCS=tests/fixtures/submissions/level1-only/ex11_ring_loader.cu ex11
+    run "$BATS_TEST_TMPDIR/bin/ex11"
+    assert_failure 4
+    assert_output --partial "observed: yes gpu_kept_busy"
+    assert_output --partial "observed: NO  level2_gpu_kept_busy"
+    assert_output --partial "[ok]   level2_batches_verified"
+    assert_output --partial "total: 12 of 16 points for this run"
 }
 
 @test "sol11 --check runs the small sizes with every correctness check passing" {
@@ -77,6 +107,8 @@ print(" ".join(sorted(c["name"] for c in d["checks"] if not c["passed"])))' "$BA
     [ "$status" -ne 1 ] || fail "sol11 --check exited 1: $output"
     assert_output --partial "[ok]   batches_verified"
     assert_output --partial "[ok]   steps_queued_once"
+    assert_output --partial "[ok]   level2_batches_verified"
+    assert_output --partial "[ok]   level2_calls_right"
 }
 
 @test "lab11 --quick does its work in under two seconds" {

@@ -22,6 +22,21 @@
  * fresh (a new seed). The model (lab11): serial B(P+C+K); w producers
  * P + B max(P / min(w, cores), C+K); busy B K over that.
  *
+ * Level two, after level one, in the same run: a job drawn afresh, P =
+ * r (C + S) with r = k + f, k from 2 to 4 (fewer on a host of few cores)
+ * and f in [0.2, 0.5), S drawn in [1.5, 2.5) ms: P is calibrated to it,
+ * then S set to P / r - C, so that r is exact in the numbers handed over.
+ * The student's choose_loader() returns producers and slots; the program
+ * runs the student's run_loader() at that size, timed and slowed as in
+ * level one, and counts the threads that called prepare() itself. The
+ * model: producers keep pace when P / min(w, cores) <= C + S; a slot is
+ * held from its preparation until the event after its step, P + C + S, so
+ * n slots keep pace when (P + C + S) / n <= C + S. The least size is
+ * ceil(r) producers and ceil(r + 1) slots; at any size the run takes
+ * P + B max(P / min(w, cores), (P + C + S) / n, C + S), at best (the GPU
+ * the bottleneck) P + B (C + S). A call of prepare() or step() out of range
+ * is counted there (a level-two error), not fatal: level one's points stand.
+ *
  * The metrics (grader/rubrics/ex11.ini scores them; grading.h says how they
  * reach the student and the grader), medians over the rounds:
  *   runs                     runs of yours checked: the warm-up's, the rounds'
@@ -35,12 +50,31 @@
  *   serial_ms, yours_ms      the two runs;
  *   speedup                  serial / yours, round by round;
  *   busy, model_busy         the GPU's busy share in your run, and the model's;
- *   efficiency               busy / model_busy, round by round.
- * --check: 12 batches of 1 ms and 0.5 ms, one round. */
+ *   efficiency               busy / model_busy, round by round;
+ * level two's:
+ *   level2_prep_ms, level2_copy_ms, level2_step_ms   the job drawn (P, C, S);
+ *   level2_producers, level2_slots   the student's size;
+ *   level2_threads_used      threads that called prepare(), the most in any run;
+ *   level2_least_producers, level2_least_slots   the model's least size;
+ *   level2_size_off          how far the threads used and the slots fall
+ *                            outside [least, least + 1], summed: 0 when inside;
+ *   level2_predicted_busy    the student's prediction;
+ *   level2_busy, level2_model_busy, level2_best_busy   the GPU's busy share
+ *                            (median round), the model's at the student's
+ *                            size, and at the least size (the job's best);
+ *   level2_busy_over_best    busy / best busy, round by round;
+ *   level2_prep_measured_ms  the median preparation as prepare() timed it;
+ *   level2_mismatches, level2_checked, level2_calls_wrong   batches wrong,
+ *                            of all checked (slowed runs included); calls
+ *                            out of range and batches not stepped once;
+ *   level2_wrong             their sum, plus 1 for a size out of range
+ *                            (nothing else is then measured).
+ * --check: 12 batches of 1 ms and 0.5 ms, one round; level two's S 0.5 ms. */
 #include "ex11.h"
 #include "grading.h"
 #include "kernels.h"
 
+#include <math.h>
 #include <pthread.h>
 #include <string.h>
 #include <unistd.h>
@@ -69,8 +103,29 @@ static const verdict BUSY = {
     "the GPU waited for the CPU: prepare() runs on the thread that calls it, so w producer "
     "threads (pthread_create), each preparing its share of the batches into its own slots, "
     "while this thread only calls step() in order"};
+/* Level two's target: 0.9 of the best busy share the job allows. The model's
+ * least size leaves the producers 11% or more to spare (r's fraction is at
+ * most 0.5, so ceil(r) / r >= 5 / 4.5) and the slots 9% (6 / 5.5), and the
+ * solution adds one of each for a host slower than it calibrated: simulated
+ * with every preparation +-30%, that size stays at 0.96 or more with the
+ * host 10% slower than P, 0.91 at 20% (lab11 measured preparations at 0.8x
+ * to 1.7x of P, way by way). */
+static const verdict LEVEL2_BUSY = {
+    "level2_gpu_kept_busy", 0.9, INFINITY, "%",
+    "level two's GPU waited for the producers: do w threads preparing a batch each P keep "
+    "pace with a GPU that takes one every C + S? And a slot is busy from its preparation "
+    "until the event after its step: do your slots come back in time?"};
+/* Exact: the threads that prepared and the slots asked for, each within the
+ * model's least and one more. */
+static const verdict LEVEL2_SIZED = {
+    "level2_sized_by_model", 0, 0, "",
+    "level two's loader was not the model's size: the least producers whose preparations keep "
+    "pace with the GPU, the least slots that come back in time, and at most one more of each"};
 
 enum { WARMUP = 1, BATCH_WORDS = 1 << 20, SLOW_EVERY = 4, SLOW_PREP = 3, SLOW_STEP = 4 };
+/* Level two's r = P / (C + S): k + f, k in [2, 4] producers short, f in [0.2, 0.5). */
+enum { LEVEL2_K_LO = 2, LEVEL2_K_HI = 4 };
+static const double LEVEL2_FRAC_LO = 0.2, LEVEL2_FRAC_HI = 0.5;
 
 /* The program's own bench: static, so that the student's file reaches it
  * only through prepare() and step(). */
@@ -78,26 +133,37 @@ static struct {
     feed_bench f;
     double p_ms, c_ms, k_ms;
     int blocks, cores, slots, slowed;
+    int level2, calls_wrong;        /* level two: calls out of range counted, not fatal */
     cudaStream_t s;
     cudaEvent_t free_[EX11_MAX_SLOTS];
     uint32_t *slot[EX11_MAX_SLOTS], *d_buf;
     int *steps;                     /* per batch: step() calls */
+    double *prep_ms;                /* per batch: its preparation, as prepare() timed it */
     unsigned char *slow_prep, *slow_step; /* per batch, in a slowed run */
     pthread_t *thread;              /* per batch: who prepared it */
 } bench;
 
-static void check_args(const char *fn, int batch, int slot)
+/* Level one stops at a call out of range; level two counts it and skips
+ * the call (its batch then shows as wrong), so that level one's points stand. */
+static int args_ok(const char *fn, int batch, int slot)
 {
-    if (batch < 0 || batch >= bench.f.batches || slot < 0 || slot >= bench.slots)
+    if (batch >= 0 && batch < bench.f.batches && slot >= 0 && slot < bench.slots)
+        return 1;
+    if (!bench.level2)
         fail_wrong("%s(%d, %d): batches are 0 to %d, slots 0 to %d", fn, batch, slot,
                    bench.f.batches - 1, bench.slots - 1);
+    __atomic_fetch_add(&bench.calls_wrong, 1, __ATOMIC_RELAXED);
+    return 0;
 }
 
 static void prepare(int batch, int slot)
 {
-    check_args("prepare", batch, slot);
+    if (!args_ok("prepare", batch, slot))
+        return;
     bench.thread[batch] = pthread_self();
+    double t0 = host_time_ms();
     feed_prepare(&bench.f, batch, bench.slot[slot]);
+    bench.prep_ms[batch] = host_time_ms() - t0;
     if (bench.slowed && bench.slow_prep[batch]) /* a slow producer: more of the same work */
         for (int i = 1; i < SLOW_PREP; i++)
             feed_prepare(&bench.f, batch, bench.slot[slot]);
@@ -105,7 +171,8 @@ static void prepare(int batch, int slot)
 
 static void step(int batch, int slot)
 {
-    check_args("step", batch, slot);
+    if (!args_ok("step", batch, slot))
+        return;
     __atomic_fetch_add(&bench.steps[batch], 1, __ATOMIC_RELAXED);
     CUDA_CHECK(cudaMemcpyAsync(bench.d_buf, bench.slot[slot], bench.f.n * sizeof(uint32_t),
                                cudaMemcpyHostToDevice, bench.s));
@@ -124,18 +191,21 @@ static void serial(const loader *l)
 }
 
 typedef struct {
-    double ms, busy;
+    double ms, busy, prep_ms;
     int threads, steps_wrong;
 } run_result;
 
-/* One run of `fn` on fresh batches, checked from the GPU's record. */
-static run_result one_run(void (*fn)(const loader *), const char *who, tally *t)
+/* One run of `fn` on fresh batches at `size`, checked from the GPU's record. */
+static run_result one_run(void (*fn)(const loader *), const char *who, tally *t,
+                          loader_size size)
 {
-    run_result res = {0, 0, 0, 0};
+    run_result res = {0, 0, 0, 0, 0};
     feed_fresh(&bench.f);
     memset(bench.steps, 0, bench.f.batches * sizeof *bench.steps);
     memset(bench.thread, 0, bench.f.batches * sizeof *bench.thread);
-    loader l = {bench.f.batches, producers, bench.slots, bench.s, {0}, prepare, step};
+    memset(bench.prep_ms, 0, bench.f.batches * sizeof *bench.prep_ms);
+    bench.slots = size.slots;
+    loader l = {bench.f.batches, size.producers, size.slots, bench.s, {0}, prepare, step};
     memcpy(l.slot_free, bench.free_, sizeof l.slot_free); /* a copy */
     double t0 = host_time_ms();
     fn(&l);
@@ -151,6 +221,7 @@ static run_result one_run(void (*fn)(const loader *), const char *who, tally *t)
         res.threads += first;
         res.steps_wrong += bench.steps[b] != 1;
     }
+    res.prep_ms = stats_of(bench.prep_ms, bench.f.batches).median;
     return res;
 }
 
@@ -159,18 +230,20 @@ static void bench_open(lab_run *lab, double p_ms)
     int n = batches;
     bench.blocks = lab->dev.sm_count, bench.cores = (int)sysconf(_SC_NPROCESSORS_ONLN);
     bench.slots = 2 * producers;
+    /* every slot level two may ask for, each with its event */
     bench.f = (feed_bench){BATCH_WORDS, 0, 0, n,
                            (unsigned long long *)lab_device(lab, n * sizeof(unsigned long long)),
                            (unsigned long long *)lab_pageable(lab, n * sizeof(unsigned long long)),
                            (stage_span *)lab_device(lab, n * sizeof(stage_span)),
                            (stage_span *)lab_pageable(lab, n * sizeof(stage_span))};
     bench.s = lab_stream(lab, "loader", cudaStreamNonBlocking, 0);
-    for (int s = 0; s < bench.slots; s++) {
+    for (int s = 0; s < EX11_MAX_SLOTS; s++) {
         bench.slot[s] = (uint32_t *)lab_pinned(lab, BATCH_WORDS * sizeof(uint32_t));
         bench.free_[s] = lab_event(lab, cudaEventDisableTiming | cudaEventBlockingSync);
     }
     bench.d_buf = (uint32_t *)lab_device(lab, BATCH_WORDS * sizeof(uint32_t));
     bench.steps = (int *)lab_pageable(lab, n * sizeof(int));
+    bench.prep_ms = (double *)lab_pageable(lab, n * sizeof(double));
     bench.slow_prep = (unsigned char *)lab_pageable(lab, 2 * n);
     bench.slow_step = bench.slow_prep + n;
     bench.thread = (pthread_t *)lab_pageable(lab, n * sizeof(pthread_t));
@@ -178,8 +251,8 @@ static void bench_open(lab_run *lab, double p_ms)
     bench.c_ms = feed_copy_ms(bench.d_buf, bench.slot[0], BATCH_WORDS, bench.s);
 }
 
-/* A slowed run: a quarter of the preparations and of the steps, drawn afresh. */
-static run_result slowed_run(tally *t, size_t *wrong)
+/* A slowed run at `size`: a quarter of the preparations and of the steps, drawn afresh. */
+static run_result slowed_run(tally *t, size_t *wrong, loader_size size)
 {
     size_t before = t->wrong;
     for (int b = 0; b < bench.f.batches; b++) {
@@ -187,10 +260,141 @@ static run_result slowed_run(tally *t, size_t *wrong)
         bench.slow_step[b] = grading_uniform(0, 1) < 1.0 / SLOW_EVERY;
     }
     bench.slowed = 1;
-    run_result res = one_run(run_loader, "your loader, slowed", t);
+    run_result res = one_run(run_loader, "your loader, slowed", t, size);
     bench.slowed = 0;
     *wrong += t->wrong - before;
     return res;
+}
+
+/* ---- Level two: the loader sized by the model ------------------------------- */
+
+/* The job, drawn afresh (the opening comment says how); returns r = P / (C + S). */
+static double draw_job(level2_job *job, int check)
+{
+    int hi = bench.cores - 2 < LEVEL2_K_HI ? bench.cores - 2 : LEVEL2_K_HI; /* a core to step */
+    int lo = hi < LEVEL2_K_LO ? (hi < 1 ? 1 : hi) : LEVEL2_K_LO;
+    hi = hi < lo ? lo : hi;
+    int k = lo + (int)fmin(hi - lo, grading_uniform(0, hi - lo + 1));
+    double r = k + grading_uniform(LEVEL2_FRAC_LO, LEVEL2_FRAC_HI);
+    double s = check ? 0.5 : grading_uniform(1.5, 2.5);
+    double p = feed_calibrate(&bench.f, bench.slot[0], r * (bench.c_ms + s));
+    *job = (level2_job){bench.f.batches, p, bench.c_ms, p / r - bench.c_ms, bench.cores};
+    return r;
+}
+
+/* The model's least size: producers that keep pace, P / w <= C + S, and
+ * slots that come back in time, (P + C + S) / n <= C + S. */
+static loader_size least_size(const level2_job *j)
+{
+    double per = j->copy_ms + j->step_ms, r = j->prep_ms / per;
+    return (loader_size){(int)ceil(r - 1e-9), (int)ceil(r + 1 - 1e-9)};
+}
+
+/* The GPU's busy share the model gives w producers and n slots. */
+static double model_busy(const level2_job *j, int w, int n)
+{
+    int at_once = w < j->cores ? w : j->cores;
+    double per = j->copy_ms + j->step_ms;
+    double each = fmax(fmax(j->prep_ms / at_once, (j->prep_ms + per) / n), per);
+    return j->batches * j->step_ms / (j->prep_ms + j->batches * each);
+}
+
+/* How far `have` is outside [least, least + 1]. */
+static int off_by(int have, int least)
+{ return have < least ? least - have : have > least + 1 ? have - least - 1 : 0; }
+
+static void level_two(report *r, int rounds, int check)
+{
+    level2_job job;
+    double predicted = 0, ratio = draw_job(&job, check);
+    bench.k_ms = job.step_ms;
+    loader_size size = choose_loader(&job, &predicted); /* the student's, before anything runs */
+    loader_size least = least_size(&job);
+    double best = model_busy(&job, least.producers, least.slots);
+    report_section(r, "Level two: the loader sized by the model");
+    report_param(r, "level2_prep_ms", job.prep_ms, "ms");
+    report_param(r, "level2_copy_ms", job.copy_ms, "ms");
+    report_param(r, "level2_step_ms", job.step_ms, "ms");
+    report_fact(r, "level2_ratio", ratio, "", "r = P / (C + S): batches the GPU steps while one "
+                "is prepared");
+    report_value(r, "your choice", "producers", size.producers, "");
+    report_value(r, "your choice", "slots", size.slots, "");
+    report_value(r, "the model's least", "producers", least.producers, "");
+    report_value(r, "the model's least", "slots", least.slots, "");
+    grading_value("level2_prep_ms", job.prep_ms);
+    grading_value("level2_copy_ms", job.copy_ms);
+    grading_value("level2_step_ms", job.step_ms);
+    grading_value("level2_producers", size.producers);
+    grading_value("level2_slots", size.slots);
+    grading_value("level2_least_producers", least.producers);
+    grading_value("level2_least_slots", least.slots);
+    grading_value("level2_predicted_busy", predicted);
+    if (size.producers < 1 || size.producers > EX11_MAX_PRODUCERS || size.slots < 1 ||
+        size.slots > EX11_MAX_SLOTS) { /* nothing to measure: a level-two error */
+        report_check(r, "level2_size_in_range", 0, "choose_loader() returned %d producers and "
+                     "%d slots: 1 to %d and 1 to %d", size.producers, size.slots,
+                     EX11_MAX_PRODUCERS, EX11_MAX_SLOTS);
+        grading_value("level2_wrong", 1);
+        return;
+    }
+    double *v = (double *)xmalloc(4 * (size_t)rounds * sizeof *v);
+    double *busy = v, *over = v + rounds, *prep = v + 2 * rounds, *ms = v + 3 * rounds;
+    tally two = {0};
+    size_t slowed_wrong = 0;
+    int steps_wrong = 0, threads = 0;
+    bench.level2 = 1, bench.calls_wrong = 0;
+    timeline_span_begin("level two: yours at your size");
+    for (int round = -WARMUP; round < rounds; round++) {
+        run_result res = one_run(run_loader, "your loader, level two", &two, size);
+        run_result slow = slowed_run(&two, &slowed_wrong, size);
+        steps_wrong += res.steps_wrong + slow.steps_wrong;
+        threads = res.threads > threads ? res.threads : threads; /* the most it ever started */
+        threads = slow.threads > threads ? slow.threads : threads;
+        if (round < 0)
+            continue;
+        busy[round] = res.busy, over[round] = res.busy / best;
+        prep[round] = res.prep_ms, ms[round] = res.ms;
+    }
+    timeline_span_end();
+    bench.level2 = 0;
+    stats s_busy = stats_of(busy, rounds), s_over = stats_of(over, rounds);
+    stats s_prep = stats_of(prep, rounds), s_ms = stats_of(ms, rounds);
+    free(v);
+    int off = off_by(threads, least.producers) + off_by(size.slots, least.slots);
+    double at_size = model_busy(&job, size.producers, size.slots);
+    size_t calls_wrong = (size_t)bench.calls_wrong + (size_t)steps_wrong;
+
+    report_value(r, "your loader", "threads_preparing", threads, "");
+    report_stats(r, "your loader", "prep_per_batch", &s_prep, "ms");
+    report_compare(r, "your loader", "time", "P + B max(P/w, (P+C+S)/n, C+S)",
+                   job.batches * job.step_ms / at_size, &s_ms, "ms");
+    report_value(r, "your prediction", "gpu_busy", predicted, "");
+    report_compare(r, "your loader", "gpu_busy", "the model at your size", at_size, &s_busy, "");
+    report_compare(r, "your loader", "gpu_busy", "the best: B S / (P + B(C+S))", best, &s_busy,
+                   "");
+    report_tally(r, "level2_batches_verified", &two, "batches of your loader at your size the "
+                 "GPU found wrong (a word differed from what prepare() wrote) or never stepped");
+    report_check(r, "level2_calls_right", calls_wrong == 0, "%zu calls of prepare() or step() "
+                 "out of range, or batches not stepped exactly once", calls_wrong);
+    if (!check) {
+        report_verdict(r, &LEVEL2_BUSY, s_over.median, "the GPU busy %.0f%% of your run, %.0f%% "
+                       "of the best the job allows (%.0f%%; your prediction %.0f%%)",
+                       100 * s_busy.median, 100 * s_over.median, 100 * best, 100 * predicted);
+        report_verdict(r, &LEVEL2_SIZED, off, "%d threads prepared, %d slots; the model's least "
+                       "%d and %d, at most one more of each", threads, size.slots,
+                       least.producers, least.slots);
+    }
+    grading_value("level2_threads_used", threads);
+    grading_value("level2_size_off", off);
+    grading_value("level2_busy", s_busy.median);
+    grading_value("level2_model_busy", at_size);
+    grading_value("level2_best_busy", best);
+    grading_value("level2_busy_over_best", s_over.median);
+    grading_value("level2_prep_measured_ms", s_prep.median);
+    grading_value("level2_mismatches", (double)two.wrong);
+    grading_value("level2_checked", (double)two.checked);
+    grading_value("level2_calls_wrong", (double)calls_wrong);
+    grading_value("level2_wrong", (double)(two.wrong + calls_wrong));
 }
 
 int main(int argc, char **argv)
@@ -211,15 +415,16 @@ int main(int argc, char **argv)
     double model_busy = batches * bench.k_ms / model_ms;
     size_t slowed_wrong = 0;
     tally yours = {0}, own = {0};
+    loader_size one = {producers, 2 * producers}; /* level one's size */
     timeline_span_begin("rounds: serial and yours");
     for (int round = -WARMUP; round < rounds; round++) {
         run_result res[2];
         for (int k = 0; k < 2; k++) { /* rounds alternate which goes first */
             int mine = (round + k) % 2 != 0;
-            res[mine] = mine ? one_run(run_loader, "your loader", &yours)
-                             : one_run(serial, "serial", &own);
+            res[mine] = mine ? one_run(run_loader, "your loader", &yours, one)
+                             : one_run(serial, "serial", &own, one);
         }
-        run_result slow = slowed_run(&yours, &slowed_wrong);
+        run_result slow = slowed_run(&yours, &slowed_wrong, one);
         n_runs += 2, steps_wrong += res[1].steps_wrong + slow.steps_wrong;
         if (round < 0)
             continue;
@@ -269,5 +474,6 @@ int main(int argc, char **argv)
     grading_value("busy", s_busy.median);
     grading_value("model_busy", model_busy);
     grading_value("efficiency", s_eff.median);
+    level_two(r, rounds, check);
     return grading_finish(&lab);
 }

@@ -13,7 +13,8 @@ enum { EX11_MAX_PRODUCERS = 8, EX11_MAX_SLOTS = 2 * EX11_MAX_PRODUCERS };
 typedef struct {
     int batches;   /* B: batches 0 .. B-1, each prepared once and stepped once */
     int producers; /* w: the producer threads to start (pthread_create) */
-    int slots;     /* 2w pinned staging buffers, 0 .. slots-1 */
+    int slots;     /* pinned staging buffers, 0 .. slots-1: 2w in level one,
+                      what choose_loader() returned in level two */
     cudaStream_t stream;                   /* where step() queues the GPU's work */
     cudaEvent_t slot_free[EX11_MAX_SLOTS]; /* made for you, one per slot
                                               (cudaEventBlockingSync | DisableTiming) */
@@ -36,5 +37,35 @@ typedef struct {
  * GPU itself, and in some runs slows some preparations and some steps at
  * random, so that a slot reused too early shows as a wrong batch. */
 void run_loader(const loader *l);
+
+/* ---- Level two: how many producers, how many slots ----
+ * The same loader, sized by you. Each run draws a job afresh: a preparation
+ * of P ms on one core, a copy of C and a step of S on the GPU, with P
+ * several times C + S. Every producer thread takes a core from the host,
+ * every slot is 4 MiB of pinned memory: the price of a loader is its size. */
+typedef struct {
+    int batches;    /* B, as in level one */
+    double prep_ms; /* P: one batch's preparation, alone on one core (calibrated
+                       this run: the host's speed moves from run to run) */
+    double copy_ms; /* C: one batch's copy from a pinned slot, measured */
+    double step_ms; /* S: the GPU's step on a batch */
+    int cores;      /* the host's online cores */
+} level2_job;
+
+typedef struct {
+    int producers; /* 1 .. EX11_MAX_PRODUCERS */
+    int slots;     /* 1 .. EX11_MAX_SLOTS */
+} loader_size;
+
+/* Yours. Returns the size of the loader for job: producers and slots such
+ * that the GPU is as busy as the job allows (its steps back to back after
+ * the first batch), at no more than the model's least size plus one thread
+ * and one slot; writes the GPU's busy share you expect at that size into
+ * *predicted_busy (0 to 1; printed beside the measurement, not scored).
+ * Called once a run, before anything of level two runs. The program then
+ * runs your run_loader() with l->producers and l->slots as you returned
+ * them (so it must work for any of them, not only level one's 2w slots),
+ * and counts the threads that called prepare() itself. */
+loader_size choose_loader(const level2_job *job, double *predicted_busy);
 
 #endif

@@ -22,6 +22,7 @@ EX = {n: "exercises/" + f for n, f in [
     ("ex05", "ex05_stream_priorities.cu"), ("ex06", "ex06_stream_races.cu"),
     ("ex07", "ex07_stream_pool.cu"), ("ex08", "ex08_event_pipeline.cu"),
     ("ex09", "ex09_hidden_syncs.cu"), ("ex10", "ex10_cross_stream_free.cu"),
+    ("ex11", "ex11_ring_loader.cu"),
     ("ex12", "ex12_graph_pipeline.cu")]}
 LAB = {n: "labs/%s/README.md" % d for n, d in [
     ("lab01", "lab01_default_stream"), ("lab02", "lab02_pinned_memory"),
@@ -29,6 +30,7 @@ LAB = {n: "labs/%s/README.md" % d for n, d in [
     ("lab05", "lab05_stream_priorities"), ("lab06", "lab06_stream_races"),
     ("lab07", "lab07_concurrent_kernels"), ("lab08", "lab08_event_pipelines"),
     ("lab09", "lab09_implicit_sync"), ("lab10", "lab10_stream_ordered_memory"),
+    ("lab11", "lab11_host_feeding"),
     ("lab12", "lab12_cuda_graphs")]}
 LAB10 = "labs/lab10_stream_ordered_memory/"
 LAB12 = "labs/lab12_cuda_graphs/"
@@ -228,6 +230,20 @@ FACTS = [
     ("ex08's level-two events", GIVEN + "ex08.h", r"LEVEL2_EVENTS = (\d+)",
      {LAB["lab08"]: [lambda v: f"a pool of {num(v)} events"],
       GUIDE: [lambda v: f"a pool of {num(v)} events"]}),
+    ("ex11's level-two target", GIVEN + "ex11.cu", r'"level2_gpu_kept_busy", ([\d.]+),',
+     {EX["ex11"]: [lambda v: f"at least {pct(v)} of the best busy share the job"],
+      LAB["lab11"]: [lambda v: f"the GPU busy at least {pct(v)} of the best share the job allows"],
+      RUBRIC % "ex11": [lambda v: f"min = {num(v)}", lambda v: f"busy at least {pct(v)} of the best"],
+      GUIDE: [lambda v: f"at least {pct(v)} of the best the job allows"]}),
+    ("ex11's level-two shortest step", GIVEN + "ex11.cu", r"grading_uniform\(([\d.]+), 2\.5\)",
+     {LAB["lab11"]: [lambda v: f"a step of S ({num(v)}-2.5 ms)"],
+      RUBRIC % "ex11": [lambda v: f"S {num(v)}-2.5 ms"]}),
+    ("ex11's level-two least ratio", GIVEN + "ex11.cu", r"LEVEL2_K_LO = (\d+),",
+     {LAB["lab11"]: [lambda v: f"with P from {num(v + 0.2)} to 4.5 times C + S"],
+      RUBRIC % "ex11": [lambda v: f"k from {num(v)} to 4"]}),
+    ("ex11's level-two largest ratio", GIVEN + "ex11.cu", r"LEVEL2_K_HI = (\d+) \}",
+     {LAB["lab11"]: [lambda v: f"with P from 2.2 to {num(v + 0.5)} times C + S"],
+      RUBRIC % "ex11": [lambda v: f"k from 2 to {num(v)}"]}),
     ("ex06's runs", GIVEN + "ex06.cu", r"\.reps = (\d+),",
      {EX["ex06"]: [lambda v: f"over {num(v + 1)} runs ({num(v)} timed runs",
           lambda v: f"every one of the {num(v)} timed runs"],
