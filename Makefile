@@ -274,9 +274,10 @@ $(BUILD)/tests/%: tests/tools/%.c $(LIB) $(HEADERS) | check-nvcc
 	$(NVCC) -o $@ $@.o $(LIB) $(LDLIBS)
 
 # ---- results and plots ----
-# make results: every lab with --csv on this GPU (plus lab04's sweep and a
-# trace) into results/<gpu>-<date>/; RUNS=N runs each lab N times and adds
-# the spread of each lab's key number. make plots: the figures of the newest
+# make results: every lab with --csv on this GPU (plus lab04's sweep, the
+# traces, and sol01, sol04, sol06 and sol08 traced) into
+# results/<gpu>-<date>/; RUNS=N runs each lab N times and adds the spread of
+# each lab's key number. make plots: the figures of the newest
 # results folder, or of RESULTS=dir, into that folder. PYTHON= names a
 # Python 3 with matplotlib; by default plots/python.sh finds one.
 # make stress RUNS=50: every lab 50 times in each of MODES ("quick default":
@@ -299,9 +300,11 @@ STRICT          ?=
 STRESS_LOADS    := $(if $(filter gpu both,$(LOAD)),$(BUILD)/tests/gpu_load) \
                    $(if $(filter host both,$(LOAD)),$(BUILD)/tests/host_load)
 
-results: $(LABS) $(PTDS) $(BUILD)/tests/gpu_probe ## run every lab on this GPU, keep the reports (RUNS=N)
+# The solutions whose traced run figures 11-14 draw (none where solutions/ is withheld).
+SCHEDULE_SOLS := $(filter sol01 sol04 sol06 sol08,$(SOLUTIONS))
+results: $(LABS) $(PTDS) $(SCHEDULE_SOLS) $(BUILD)/tests/gpu_probe ## run every lab on this GPU, keep the reports (RUNS=N)
 	@RUNS='$(RUNS)' BINDIR='$(BINDIR)' NVCC='$(NVCC)' PYTHON='$(or $(PYTHON),python3)' \
-	  GPU_PROBE='$(BUILD)/tests/gpu_probe' plots/results.sh $(LABS) $(PTDS)
+	  GPU_PROBE='$(BUILD)/tests/gpu_probe' plots/results.sh $(LABS) $(PTDS) $(SCHEDULE_SOLS)
 
 # (A name make does not know is left to stress.sh, which names it.)
 stress: $(filter $(PROGRAMS),$(STRESS_PROGRAMS)) $(STRESS_LOADS) ## run every lab RUNS=N times, count each verdict (LOAD=gpu|host|both)

@@ -261,6 +261,9 @@ class Trace:
         self.dropped = (doc.get("otherData") or {}).get("dropped_records", 0)
         self.track_names, self.track_order = {}, {}
         self.spans, self.ops, self.waits = [], [], []
+        self.stand_in = (doc.get("otherData") or {}).get("stand_in")
+        self._flow_ends = {}  # a flow arrow's id -> its start, until its finish is read
+        self.flows = []       # (from track, ts, to track, ts): a cudaStreamWaitEvent
         for n, e in enumerate(events):
             self._add(n, e)
         if not self.spans or not self.ops:
@@ -277,6 +280,12 @@ class Trace:
                         "start": float(e["ts"]), "end": float(e["ts"]) + float(e["dur"])}
                 kind = {"variant": self.spans, "sync": self.waits}.get(e["cat"], self.ops)
                 kind.append(item)
+            elif e["ph"] in ("s", "f"):  # a GPU wait's arrow: its start, then its finish
+                at = (e["tid"], float(e["ts"]))
+                if e["ph"] == "s":
+                    self._flow_ends[e["id"]] = at
+                elif e["id"] in self._flow_ends:
+                    self.flows.append(self._flow_ends.pop(e["id"]) + at)
         except (KeyError, TypeError, ValueError) as err:
             raise DataError(f"{self.path}: event {n} is malformed ({err!r} missing or wrong): "
                             f"{str(e)[:120]}")
@@ -315,3 +324,15 @@ class Trace:
         last_op_start = max(o["start"] for o in inside)
         begin = max([t for t in ends if t <= last_op_start], default=span["start"])
         return sorted((o for o in inside if o["start"] >= begin), key=lambda o: o["start"])
+
+    def runs(self, span_name):
+        """The GPU operations of a variant's span, cut into runs at the end of
+        every host wait (cuda*Synchronize) inside it: the exercises time each
+        run from an idle GPU to such a wait. In span order; empty runs left out."""
+        span = self.span(span_name)
+        cuts = sorted(w["end"] for w in self.host_waits(span_name))
+        runs = {}
+        for o in self.ops:
+            if span["start"] <= o["start"] < span["end"]:
+                runs.setdefault(sum(1 for t in cuts if t <= o["start"]), []).append(o)
+        return [sorted(ops, key=lambda o: o["start"]) for _, ops in sorted(runs.items())]

@@ -19,12 +19,17 @@ def length(ops):
     return max(o["end"] for o in ops) - min(o["start"] for o in ops)
 
 
+def track_rows(trace, ops):
+    """The tracks of ops in the order draw_rows puts them, top to bottom."""
+    return sorted({o["track"] for o in ops}, key=lambda t: trace.track_order.get(t, t))
+
+
 def draw_rows(ax, trace, ops, colour, start=None, extra=()):
     """One row per stream of ops, first stream on top, each op a bar coloured
     colour(op); `extra` rows (label, ops, colour) go below. Times are from
     `start` (default the first op's). Returns that start."""
     start = min(o["start"] for o in ops) if start is None else start
-    tracks = sorted({o["track"] for o in ops}, key=lambda t: trace.track_order.get(t, t))
+    tracks = track_rows(trace, ops)
     rows = [(trace.track_names.get(t, f"track {t}"), [o for o in ops if o["track"] == t])
             for t in tracks]
     rows += [(label, mine) for label, mine, _ in extra]

@@ -13,13 +13,15 @@ from data import DataError
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 NAME = "index.html"
-# The figure files plot.py draws, by the lab whose page section shows them
-# (figure 1 compares every lab: it heads the page).
+# The figure files plot.py draws, by the lab (or traced solution) whose page
+# section shows them (figure 1 compares every lab: it heads the page).
 FIGURE_LABS = {"2-lab02-bandwidth.png": "lab02", "3-lab04-sweep.png": "lab04",
                "4-lab04-timeline.png": "lab04", "5-lab05-latency.png": "lab05",
                "6-lab07-queues.png": "lab07", "7-lab08-pipeline.png": "lab08",
                "8-lab11-loaders.png": "lab11", "9-lab13-buckets.png": "lab13",
-               "10-lab14-partitions.png": "lab14"}
+               "10-lab14-partitions.png": "lab14", "11-ex01-schedule.png": "sol01",
+               "12-ex04-schedule.png": "sol04", "13-ex06-schedule.png": "sol06",
+               "14-ex08-schedule.png": "sol08"}
 SUMMARY_FIGURE = "1-speedups.png"
 META_ABOUT = ("gpu", "driver", "cuda", "date", "command", "runs")
 

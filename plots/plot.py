@@ -6,14 +6,18 @@
   python3 plots/plot.py FIGURE [FOLDER] [--out DIR]  one of: speedups, bandwidth,
                                                      sweep, timeline, latency,
                                                      queues, pipeline, loaders,
-                                                     buckets, partitions
+                                                     buckets, partitions,
+                                                     schedule01, schedule04,
+                                                     schedule06, schedule08
   python3 plots/plot.py spread [FOLDER]              each lab's key number over
                                                      RUNS=N runs: a table and spread.csv
 
 FOLDER defaults to the newest folder in results/; the PNGs go into it unless
 --out names another. Every number comes from the labs' CSV reports and the
-lab04, lab07, lab08 and lab11 traces. Exit codes: 0 done; 1 the input is missing or
-malformed (the message names the file and line); 2 usage.
+lab04, lab07, lab08 and lab11 traces, and the traced runs of the solutions
+sol01, sol04, sol06 and sol08 (their traces and reports). Exit codes: 0
+done; 1 the input is missing or malformed (the message names the file and
+line); 2 usage.
 """
 import argparse
 import csv
@@ -24,9 +28,10 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from data import DataError, Results, newest  # noqa: E402 (after the path is set)
 
-# name -> (module, what it draws). Each module's draw(results, out) writes
-# one PNG into out and returns (its path, a note or None). They are imported
-# only when drawn, so `spread` works where matplotlib is not installed.
+# name -> (module, what it draws[, its arguments]). Each module's
+# draw(results, out, **arguments) writes one PNG into out and returns (its
+# path, a note or None). They are imported only when drawn, so `spread`
+# works where matplotlib is not installed.
 FIGURES = {
     "speedups": ("fig_speedups", "1: each lab's fix over its trap, measured and predicted"),
     "bandwidth": ("fig_bandwidth", "2: lab02 bandwidth by copy size"),
@@ -38,6 +43,14 @@ FIGURES = {
     "loaders": ("fig_lab11", "8: lab11 serial loader above 4 producers"),
     "buckets": ("fig_lab13", "9: lab13 speedup vs bucket size, and what decides the overlap"),
     "partitions": ("fig_lab14", "10: lab14 urgent latency three ways, and the trade over k"),
+    "schedule01": ("fig_schedule", "11: ex01 solved, its critical chain and the model's bound",
+                   {"exercise": "ex01"}),
+    "schedule04": ("fig_schedule", "12: ex04 solved, its critical chain and the model's bound",
+                   {"exercise": "ex04"}),
+    "schedule06": ("fig_schedule", "13: ex06 solved, its critical chain and the model's bound",
+                   {"exercise": "ex06"}),
+    "schedule08": ("fig_schedule", "14: ex08 solved, its critical chain and the model's bound",
+                   {"exercise": "ex08"}),
 }
 
 
@@ -88,9 +101,11 @@ def draw(results, names, out, variant):
     errors = 0
     print(f"plots of {results.folder} ({results.provenance}):")
     for name in names:
-        module, what = FIGURES[name]
+        module, what, *arguments = FIGURES[name]
         try:
-            kwargs = {"variant": variant} if name == "timeline" and variant else {}
+            kwargs = dict(*arguments)
+            if name == "timeline" and variant:
+                kwargs["variant"] = variant
             path, note = __import__(module).draw(results, out, **kwargs)
             print(f"  {path}" + (f" ({note})" if note else ""))
         except DataError as e:
@@ -109,7 +124,8 @@ def draw(results, names, out, variant):
 READS = {"speedups": "", "bandwidth": "lab02", "sweep": "lab04",
          "timeline": "lab04-trace", "latency": "lab05", "queues": "lab07-trace",
          "pipeline": "lab08-trace", "loaders": "lab11-trace",
-         "buckets": "lab13", "partitions": "lab14"}
+         "buckets": "lab13", "partitions": "lab14", "schedule01": "sol01-trace",
+         "schedule04": "sol04-trace", "schedule06": "sol06-trace", "schedule08": "sol08-trace"}
 
 
 def page(results, out):

@@ -8,13 +8,17 @@
 # sweep (figure 3); lab04, lab07, lab08 and lab11 run once more with --quick
 # --trace for their timelines (figures 4, 6, 7 and 8). lab13's report is
 # figure 9; on one GPU it is waived (exit 3). lab14's is figure 10 (on one
-# GPU without its two-GPU part 3: --no-comm).
+# GPU without its two-GPU part 3: --no-comm). The solutions sol01, sol04,
+# sol06 and sol08, when given, run once each, traced: --quick --csv --trace,
+# for the schedule figures (11-14).
 # Everything goes into results/<gpu-name>-<date>/ (a second folder of the
 # same day gets -2, -3):
 #   labNN.csv            the report (labNN.run2.csv ... with RUNS > 1)
 #   lab04-ratio-R.csv    lab04 --kernel-ratio R, for each R in SWEEP_RATIOS
 #   labNN-trace.json     the Chrome trace of labNN --quick (lab04, lab07, lab08, lab11);
 #                        labNN-trace.txt its report
+#   solNN-trace.json     the Chrome trace of solNN --quick (sol01, sol04, sol06, sol08);
+#                        solNN-trace.csv its report, which holds the model's bound
 #   labNN.err            whatever a program wrote to stderr, when it did
 #   meta                 GPU, driver, CUDA, date, command, and how each run ended
 #   spread.csv           with RUNS > 1: each lab's key number, min, median and max
@@ -84,9 +88,15 @@ SWEEP_RATIOS="0.125 0.25 0.5 1 2 4 8"
 TRACED="lab04 lab07 lab08 lab11"
 traced=()
 for p in $TRACED; do [[ " $* " == *" $p "* ]] && traced+=("$p"); done
-extras=${#traced[@]}     # lab04's sweep and the traces
+# The solutions whose schedule a figure draws: run traced only, not --csv alone.
+SCHEDULES="sol01 sol04 sol06 sol08"
+labs=() schedules=()
+for p in "$@"; do
+    if [[ " $SCHEDULES " == *" $p "* ]]; then schedules+=("$p"); else labs+=("$p"); fi
+done
+extras=$((${#traced[@]} + ${#schedules[@]}))  # lab04's sweep and the traces
 [[ " $* " == *" lab04 "* ]] && extras=$((extras + $(wc -w <<<"$SWEEP_RATIOS")))
-total=$(($# * runs + extras))
+total=$((${#labs[@]} * runs + extras))
 done_count=0
 failures=0
 gpu=""
@@ -125,9 +135,9 @@ run() {
     fi
 }
 
-echo "make results: $total runs ($# programs x RUNS=$runs$( ((extras)) && echo ", lab04's sweep and the traces"))"
+echo "make results: $total runs (${#labs[@]} programs x RUNS=$runs$( ((extras)) && echo ", lab04's sweep and the traces"))"
 for ((r = 1; r <= runs; r++)); do
-    for p in "$@"; do
+    for p in "${labs[@]}"; do
         own=()
         [ "$p" = lab14 ] && own=("${lab14_args[@]}")
         if ((r == 1)); then run "$p" "$p.csv" "$p" "${own[@]}" --csv
@@ -141,6 +151,9 @@ for ((r = 1; r <= runs; r++)); do
     if ((r == 1)); then
         for p in "${traced[@]}"; do
             run "$p-trace" "$p-trace.txt" "$p" --quick --trace "$stage/$p-trace.json"
+        done
+        for p in "${schedules[@]}"; do
+            run "$p-trace" "$p-trace.csv" "$p" --quick --csv --trace "$stage/$p-trace.json"
         done
     fi
 done

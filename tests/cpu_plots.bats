@@ -477,3 +477,143 @@ EOF
         assert_output --partial "[16/16] lab04-trace"
     done
 }
+
+# ---- figures 11-14: the solved exercises' schedules -----------------------------------
+# tests/fixtures/schedule: STAND-INS until the lead puts the H100 run there
+# (tests/tools/schedule_fixture.py made them; its meta file says which)
+SCHEDULE="$ROOT/tests/fixtures/schedule"
+
+@test "the critical chain of a hand-made schedule: the latest end before each start, by stream, event or engine" {
+    run "$PYTHON" - <<'PY'
+import sys
+sys.path.insert(0, "plots")
+from fig_schedule import critical_chain
+
+def op(name, track, start, end, cat="kernel"):
+    return {"name": name, "track": track, "start": start, "end": end, "cat": cat}
+
+def names(chain):
+    return " ".join(o["name"] for o in chain)
+
+# stream 1: a then b; stream 2: c, then d, which waits for b by an event
+a, b, c, d = op("a", 1, 0, 10), op("b", 1, 10, 20), op("c", 2, 0, 5), op("d", 2, 20, 30)
+print("event:", names(critical_chain([a, b, c, d], flows=[(1, 19.999, 2, 20.001)])))
+print("no event:", names(critical_chain([a, b, c, d])))
+# ex04's shape: two streams, an upload, a kernel and a download each; the
+# kernels share the SMs, so k2 waits for k1 as much as for its upload
+ops = [op("h1", 1, 0, 1, "h2d"), op("k1", 1, 1, 3), op("d1", 1, 3, 4, "d2h"),
+       op("h2", 2, 1, 2, "h2d"), op("k2", 2, 3, 5), op("d2", 2, 5, 6, "d2h")]
+print("engines:", names(critical_chain(ops, engines=("h2d", "kernel", "d2h"))))
+print("streams only:", names(critical_chain(ops)))
+# an end a tick past the start still counts; two microseconds past does not
+print("tick:", names(critical_chain([op("x", 1, 0, 10.5), op("y", 1, 10, 20)])))
+print("overlap:", names(critical_chain([op("x", 1, 0, 12), op("y", 1, 10, 20)])))
+print("empty:", critical_chain([]))
+PY
+    assert_success
+    assert_output "event: a b d
+no event: c d
+engines: h1 k1 k2 d2
+streams only: h2 k2 d2
+tick: x y
+overlap: y
+empty: []"
+}
+
+# bound_of CSV VARIANT METRIC: the report's number, to the hundredth, as the
+# figure's note prints it
+bound_of() {
+    "$PYTHON" -c "import sys; sys.path.insert(0, 'plots'); from data import Report
+print(f'{Report(sys.argv[1]).value(sys.argv[2], sys.argv[3]):.2f}')" "$@"
+}
+
+@test "figures 11-14: each solved exercise's last run, its chain and the model's bound from the run's report" {
+    cp -r "$SCHEDULE" "$BATS_TEST_TMPDIR/res"
+    for pair in "01:your streams:your worker streams:predicted_time" \
+                "04:your pipeline:your level-2 pipeline:predicted_time" \
+                "06:pipeline:ring:last_run_predicted_time" \
+                "08:your pipeline:your level-2 pipeline:last_run_predicted_time"; do
+        IFS=: read -r n one two metric <<<"$pair"
+        run plot "schedule$n" "$BATS_TEST_TMPDIR/res" --out "$BATS_TEST_TMPDIR/out"
+        assert_success
+        csv="$BATS_TEST_TMPDIR/res/sol$n-trace.csv"
+        # each level: a chain of one activity or more, the bound its report's row
+        assert_output --regexp "level 1: [1-9][0-9]* on the chain, [0-9]+ stream switches, [0-9]+% of the run; [0-9.]+ ms, bound $(bound_of "$csv" "$one" "$metric") ms; level 2: [1-9][0-9]* on the chain, .* bound $(bound_of "$csv" "$two" "$metric") ms\)"
+        png=$(ls "$BATS_TEST_TMPDIR/out/"*"-ex$n-schedule.png")
+        run png_size "$png"
+        assert_success
+        read -r width height <<<"$output"
+        ((width >= 1000 && width <= 3000 && height >= 600 && height <= 2000)) ||
+            fail "$png is $width x $height pixels"
+    done
+    # the bound is read, not assumed: a changed row changes the figure's
+    sed -i 's/^ex04,your pipeline,predicted_time,[^,]*,/ex04,your pipeline,predicted_time,9.5,/' \
+        "$BATS_TEST_TMPDIR/res/sol04-trace.csv"
+    run plot schedule04 "$BATS_TEST_TMPDIR/res" --out "$BATS_TEST_TMPDIR/out"
+    assert_output --partial "bound 9.50 ms; level 2"
+}
+
+@test "figure 13 follows the ring's slower stage: after item 0's producer, the consumer's steps; or the producer's, then item 5's consumer" {
+    # the model (ex06's ring_model_ms): the slower step paces every item, so
+    # the chain holds item 0's stage 1 (3 activities) and every stage 2 (2
+    # each) when the consumer is slower, every stage 1 and item 5's stage 2
+    # when the producer is; one switch of stream either way
+    csv="$SCHEDULE/sol06-trace.csv"
+    p=$(bound_of "$csv" ring last_run_producer_step)
+    c=$(bound_of "$csv" ring last_run_consumer_step)
+    if awk -v p="$p" -v c="$c" 'BEGIN { exit !(c > p) }'; then chain=15
+    elif awk -v p="$p" -v c="$c" 'BEGIN { exit !(p > c) }'; then chain=20
+    else skip "the run's producer and consumer steps were equal ($p ms)"; fi
+    run plot schedule06 "$SCHEDULE" --out "$BATS_TEST_TMPDIR"
+    assert_success
+    assert_output --partial "level 2: $chain on the chain, 1 stream switches"
+}
+
+@test "a schedule figure without its trace says what to run, is skipped when waived, and a missing bound names the row" {
+    cp -r "$SCHEDULE" "$BATS_TEST_TMPDIR/res"
+    rm "$BATS_TEST_TMPDIR/res/sol08-trace.json"
+    run --separate-stderr plot schedule08 "$BATS_TEST_TMPDIR/res"
+    assert_failure 1
+    assert_equal "$stderr" "plot.py: figure 14: ex08 solved, its critical chain and the model's bound: $BATS_TEST_TMPDIR/res/sol08-trace.json: missing (make results traces it: sol08 --quick --csv --trace)"
+    sed -i 's/^sol08-trace: ok$/sol08-trace: waived (exit 3): sol08: cannot run here: no CUPTI/' \
+        "$BATS_TEST_TMPDIR/res/meta"
+    run plot all "$BATS_TEST_TMPDIR/res" --out "$BATS_TEST_TMPDIR/out"
+    assert_success
+    assert_output --partial "skipped figure 14: ex08 solved, its critical chain and the model's bound: sol08-trace: waived (exit 3)"
+    grep -v ',last_run_predicted_time,' "$SCHEDULE/sol06-trace.csv" >"$BATS_TEST_TMPDIR/res/sol06-trace.csv"
+    run --separate-stderr plot schedule06 "$BATS_TEST_TMPDIR/res"
+    assert_failure 1
+    assert_regex "$stderr" "sol06-trace.csv: no row pipeline,last_run_predicted_time"
+    # a trace without the solution's streams: the level's span names its pattern
+    sed -i 's/"your stream /"my stream /g' "$BATS_TEST_TMPDIR/res/sol01-trace.json"
+    run --separate-stderr plot schedule01 "$BATS_TEST_TMPDIR/res"
+    assert_failure 1
+    assert_regex "$stderr" "no run of 'given blocking, your streams, in turns' on the solution's streams alone"
+}
+
+@test "make results runs sol01, sol04, sol06 and sol08 once each, traced with their report, and make plots draws figures 11-14" {
+    mkdir -p "$BATS_TEST_TMPDIR/bin"
+    for n in 01 04 06 08; do
+        cat >"$BATS_TEST_TMPDIR/bin/sol$n" <<EOF
+#!/usr/bin/env bash
+[ "\$1 \$2" = "--quick --csv" ] && [ "\$3" = --trace ] || { echo "sol$n: args \$*" >&2; exit 2; }
+cp "$SCHEDULE/sol$n-trace.json" "\$4" && cat "$SCHEDULE/sol$n-trace.csv"
+EOF
+        chmod +x "$BATS_TEST_TMPDIR/bin/sol$n"
+    done
+    run env RESULTS_ROOT="$BATS_TEST_TMPDIR/results" BINDIR="$BATS_TEST_TMPDIR/bin" \
+        "$ROOT/plots/results.sh" sol01 sol04 sol06 sol08
+    assert_success
+    assert_output --partial "make results: 4 runs (0 programs x RUNS=1, lab04's sweep and the traces)"
+    assert_output --partial "[ 4/4] sol08-trace"
+    folder=$(echo "$BATS_TEST_TMPDIR"/results/*/)
+    for n in 01 04 06 08; do
+        cmp "$folder/sol$n-trace.csv" "$SCHEDULE/sol$n-trace.csv" || fail "sol$n's report"
+        run grep "^command sol$n-trace: " "$folder/meta"
+        assert_output "command sol$n-trace: $BATS_TEST_TMPDIR/bin/sol$n --quick --csv --trace sol$n-trace.json"
+    done
+    run plot all "$folder"
+    assert_success
+    for f in 11-ex01 12-ex04 13-ex06 14-ex08; do [ -s "$folder/$f-schedule.png" ] || fail "$f not drawn"; done
+    grep -q 'src="12-ex04-schedule.png"' "$folder/index.html" || fail "the page does not show figure 12"
+}

@@ -326,6 +326,10 @@ static void level1(lab_run *lab, int runs)
     report_stats(r, "pipeline", "issue_fraction", &share, "ratio");
     report_value(r, "pipeline", "producer_busy_runs", producer_busy, "count");
     report_stats(r, "pipeline", "stage2_start_after_stage1_end", &handed, "ms");
+    /* The model of the last run (the one a --trace figure draws): stage 2
+     * after stage 1, so its slow step, which the copies and f lengthen by
+     * tens of microseconds. */
+    report_value(r, "pipeline", "last_run_predicted_time", delay[runs - 1], "ms");
     char what[400];
     snprintf(what, sizeof what, "results wrong (what reached the host, and d_mid and d_out "
              "on the GPU), in %d of %d runs%s", wrong_words, runs + 1,
@@ -496,6 +500,15 @@ static ring_result one_ring_run(double produce_ms, double consume_ms, tally *t)
     return res;
 }
 
+/* The model of a run of the ring with both waits: item i's stage 1 waits
+ * for stage 2 of item i - LEVEL2_RING, its stage 2 for its stage 1, so with
+ * two slots or more the slower step paces every item after the first:
+ * p + c + (items - 1) max(p, c), the copies and f left out (microseconds). */
+static double ring_model_ms(double p, double c)
+{
+    return p + c + (LEVEL2_ITEMS - 1) * fmax(p, c);
+}
+
 /* Level two: `runs` timed runs of issue_ring() and a warm-up with both steps
  * as usual, a quarter of the timed runs with a slow producer and a quarter
  * with a slow consumer. */
@@ -506,6 +519,7 @@ static void level2(lab_run *lab, int runs)
     double *issue = (double *)lab_pageable(lab, 2 * (size_t)runs * sizeof(double));
     double *fraction = issue + runs;
     int wrong = 0, early = 0, overwritten = 0, busy = 0, slow_of[3] = {0};
+    double last_p = spin_ms, last_c = spin_ms; /* the last run's steps */
     tally results = {0};
     choose_slow_runs(slow, runs, 2);
     timeline_span_begin("your ring");
@@ -515,6 +529,7 @@ static void level2(lab_run *lab, int runs)
         double p = kind == SLOW_PRODUCER ? factor * spin_ms : spin_ms;
         double c = kind == SLOW_CONSUMER ? factor * spin_ms : spin_ms;
         ring_result res = one_ring_run(p, c, &results);
+        last_p = p, last_c = c;
         wrong += res.wrong, early += res.read_early, overwritten += res.overwritten;
         if (run < 0)
             continue;
@@ -535,6 +550,9 @@ static void level2(lab_run *lab, int runs)
     report_stats(r, "ring", "host_issue", &issued, "ms");
     report_stats(r, "ring", "issue_fraction", &share, "ratio");
     report_value(r, "ring", "producer_busy_runs", busy, "count");
+    report_value(r, "ring", "last_run_producer_step", last_p, "ms");
+    report_value(r, "ring", "last_run_consumer_step", last_c, "ms");
+    report_value(r, "ring", "last_run_predicted_time", ring_model_ms(last_p, last_c), "ms");
     report_tally(r, "level2_correct", &results, "the items' results on the GPU differ from the "
                  "CPU reference: see TODO(student) in issue_ring()");
     report_check(r, "level2_read_after_write", early == 0, "an item's stage 2 started before "
