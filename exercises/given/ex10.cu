@@ -251,8 +251,9 @@ static void level_two(lab_run *lab, int device, int check)
     CUDA_CHECK(cudaMemPoolDestroy(w[1].pool));
     CUDA_CHECK(cudaMemPoolDestroy(w[2].pool));
     double level2_wrong = (double)wrong + w[0].failed + w[1].failed + w[2].failed + refused;
-    double model = (double)(l2_round(loop.out_bytes, loop.granularity) +
-                            l2_round(loop.work_bytes, loop.granularity));
+    /* The pool maps whole granules for what is alive at once, packed: on an
+     * H100 (32 MiB granules) 33.9 + 36.0 MiB took 96 MiB, not 64 + 64. */
+    double model = (double)l2_round(loop.out_bytes + loop.work_bytes, loop.granularity);
     double fits = working ? fabs((double)threshold / working - 1) : 1;
 
     report_section(r, "Level two: what your pool keeps across a synchronise");
@@ -272,7 +273,7 @@ static void level_two(lab_run *lab, int device, int check)
         return;
     double working_mib = working / MIB, threshold_mib = threshold / MIB;
     stats sw = stats_of(&working_mib, 1), st = stats_of(&threshold_mib, 1);
-    report_compare(r, "the pool's count", "working_set", "round(out) + round(work)",
+    report_compare(r, "the pool's count", "working_set", "round(out + work)",
                    model / MIB, &sw, "MiB");
     report_compare(r, "your pool", "release_threshold", "the working set", working / MIB, &st,
                    "MiB");
