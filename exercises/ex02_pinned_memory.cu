@@ -15,19 +15,12 @@
  * model: all but one chunk's worth, (n-1)/n, 88% with the default 8 chunks),
  * and cudaMemcpyAsync from your buffers returns before the copy is half done.
  *
- * Level two (graded apart, below free_staging): upload a pageable source of
- * 128 MiB to the GPU through a pinned ring of LEVEL2_RING_MIB (16) MiB, from
- * one thread. The target: 90% of the model's bound, min(host memcpy, link),
- * each measured by the program in the same rounds; level one's way (one
- * slot: copy in, send, wait) stops near l / (h + l) of it.
- *
  * Expected numbers on an H100:
  *   - the reference solution, two runs on an H100 (2026-11-22): overlap 0.80
  *     and 0.79, call_fraction 0.021 and 0.033;
  *   - lab02 measured cudaMemcpyAsync of 64 MiB returning after 8.9 ms from
  *     pageable memory (the copy: 8.9 ms) and after 0.008 ms from pinned
- *     memory (the copy: 1.23 ms) (docs/results/h100/lab02.csv);
- *   - level two: TO BE MEASURED (the reference's efficiency, level one's way's).
+ *     memory (the copy: 1.23 ms) (docs/results/h100/lab02.csv).
  *
  * Build and run:   make ex02 && ./ex02        (./ex02 --quick: chunks of 8 MiB)
  * ./ex02 prints the host's work, the copies and the wall time beside the
@@ -40,7 +33,6 @@
 #include "streamlab.h"
 
 #include <stdlib.h>
-#include <string.h>
 
 void make_staging(uint32_t *stage[STAGES], size_t bytes)
 {
@@ -64,35 +56,4 @@ void free_staging(uint32_t *stage[STAGES])
      * that matches the one that allocated it. */
     for (int b = 0; b < STAGES; b++)
         free(stage[b]);
-}
-
-/* ---- Level two: a pinned staging ring under a budget (graded apart) ----
- * ./ex02 prints your prediction beside the model's value for level one's
- * way, and your upload's efficiency beside the bound. */
-
-/* TODO(student): before you write upload_level2(), work out from lab02's
- * model what fraction of min(host memcpy, link) level one's way reaches
- * (ex02.h says at which bandwidths). A fraction (0.5 for 50%). */
-const double LEVEL2_PREDICTED_EFFICIENCY = 0;
-
-void upload_level2(const level2_upload *u)
-{
-    /* TODO(student): the goal: the whole source on the GPU at 90% or more
-     * of min(host memcpy, link), both measured in the same rounds.
-     * The contract: every word of u->source sent once, to its own place,
-     * through u->send from u->ring (the only way to the GPU); this thread
-     * alone; a part of the ring refilled only after the copy that last read
-     * it has run (the program holds the copy stream back in runs of its own:
-     * a part refilled early sends wrong words).
-     * How it is measured: from an idle stream until it is idle again, in
-     * rounds with the host's memcpy alone and the link alone; every word
-     * counted on the GPU. As given: level one's way, which is correct.
-     * Ask: while the copy engine reads one part of the ring, what could the
-     * host be doing, and what must it wait for before it does? */
-    for (size_t at = 0; at < u->words; at += u->ring_words) {
-        size_t n = u->words - at < u->ring_words ? u->words - at : u->ring_words;
-        memcpy(u->ring, u->source + at, n * sizeof(uint32_t));
-        u->send(0, at, n);
-        CUDA_CHECK(cudaStreamSynchronize(u->stream));
-    }
 }

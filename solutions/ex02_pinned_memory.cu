@@ -9,8 +9,6 @@
 #include "ex02.h"
 #include "streamlab.h"
 
-#include <string.h>
-
 void make_staging(uint32_t *stage[STAGES], size_t bytes)
 {
     /* SOLUTION: from pinned memory the copy engine reads the buffer itself,
@@ -33,34 +31,4 @@ void free_staging(uint32_t *stage[STAGES])
      * never malloc's to free. */
     for (int b = 0; b < STAGES; b++)
         CUDA_CHECK(cudaFreeHost(stage[b]));
-}
-
-/* SOLUTION: level one's way pays each chunk's memcpy and its copy one after
- * the other: 1/h + 1/l a byte, l / (h + l) = 55.3 / 68.7 = 0.80 of
- * min(h, l) at lab02's H100 numbers. */
-const double LEVEL2_PREDICTED_EFFICIENCY = 0.80;
-
-enum { SLOTS = 4 };
-
-void upload_level2(const level2_upload *u)
-{
-    /* SOLUTION: a ring of SLOTS parts: the host fills part k while the copy
-     * engine reads the others, so each chunk costs max(c/h, c/l) instead of
-     * the sum. An event recorded after each part's copy says when the part
-     * is free; the host waits for that event only, never for the stream, so
-     * the copies queued behind it keep running. Chunk size: the ring's
-     * quarter (4 MiB): large enough that the few us each copy and each wait
-     * cost are under 1% of a chunk's 0.3 ms of memcpy, small enough that the
-     * fill (the last chunk's copy after the last memcpy, 0.08 ms) is too.
-     * Two parts would do as well with these steady rates; four absorb a
-     * hiccup of either side. */
-    size_t c = u->ring_words / SLOTS;
-    for (size_t at = 0, i = 0; at < u->words; at += c, i++) {
-        size_t n = u->words - at < c ? u->words - at : c, k = i % SLOTS;
-        if (i >= SLOTS) /* the copy that last read part k has run */
-            CUDA_CHECK(cudaEventSynchronize(u->event[k]));
-        memcpy(u->ring + k * c, u->source + at, n * sizeof(uint32_t));
-        u->send(k * c, at, n);
-        CUDA_CHECK(cudaEventRecord(u->event[k], u->stream));
-    }
 }

@@ -150,7 +150,7 @@ print(sorted(c['name'] for c in d['checks'] if c['passed']))")
     done
 }
 
-@test "ex02 as given overlaps nothing, exits 4 naming the TODO, and shows the correctness points only, both levels" {
+@test "ex02 as given overlaps nothing, exits 4 naming the TODO, and shows the correctness points only" {
     run ./ex02 --quick
     assert_failure 4
     assert_output --partial "[ok]   chunks_verified"
@@ -162,24 +162,17 @@ print(sorted(c['name'] for c in d['checks'] if c['passed']))")
     assert_output --regexp "\[FAIL\] pinned +0/2 +pinned 0, needs >= 1"
     assert_output --regexp "\[FAIL\] call_returns_at_once +0/2 +call_fraction [0-9.]+, needs <= 0.5"
     assert_output --regexp "\[FAIL\] copies_overlap +0/4 +overlap -?[0-9.e-]+, needs >= 0.5"
-    # level two as handed out: level one's way, one slot, right and slow
-    assert_output --partial "[ok]   level2_words_verified"
-    assert_output --partial "observed: NO  level2_ring_reaches_bound"
-    assert_output --regexp "\[pass\] level2_words_intact +2/2 +level2_runs_wrong 0, limit <= 0"
-    assert_output --regexp "\[FAIL\] level2_ring +0/4 +level2_efficiency [0-9.]+, needs >= 0.9"
-    assert_output --partial "total: 4 of 16 points for this run"
+    assert_output --partial "total: 2 of 10 points for this run"
     ./ex02 --quick --json >"$BATS_TEST_TMPDIR/r.json" || true
     run report value "$BATS_TEST_TMPDIR/r.json" "points preview" total
-    assert_output "4"
+    assert_output "2"
 }
 
 @test "ex02 --check runs small chunks once, checks every word and judges no timing" {
     run ./ex02 --check
     assert_success
     assert_output --partial "[ok]   chunks_verified"
-    assert_output --partial "[ok]   level2_words_verified"
     refute_output --partial "copies_overlap_host_work"
-    refute_output --partial "level2_ring_reaches_bound"
     refute_output --partial "copy_call_returns_at_once"
     refute_output --partial "What the grader would give"
 }
@@ -198,9 +191,7 @@ print(sorted(c['name'] for c in d['checks'] if c['passed']))")
         ok "$overlap >= 0.5" "overlap $overlap (model 7/8, limit 0.5)"
         run report get "$f" checks.0.passed
         assert_output "true"
-        eff=$(report value "$f" "your upload" efficiency)
-        ok "$eff >= 0.9" "level-2 efficiency $eff (model about 0.99, limit 0.9)"
         run report value "$f" "points preview" total
-        assert_output "16"
+        assert_output "10"
     done
 }

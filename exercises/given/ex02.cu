@@ -41,34 +41,7 @@
  *                   after staging the copy (lab02's pageable_call_waits_for_copy);
  *   words_wrong, words_checked   words on the GPU that differ from what the
  *                   host produced, over every run, the warm-up's too.
- *
- * Level two, measured after level one in the same run: the student's
- * upload_level2() uploads a pageable source (--level2-mib, 128 MiB; fresh
- * seeded words every run) through a pinned ring of LEVEL2_RING_MIB (16) MiB,
- * from one thread, handed the ring, the copy stream, a pool of events and
- * send(), which queues a copy from the ring (never the device pointer). Five
- * rounds, each timing four runs in alternating order: the host's memcpy of
- * the source into the ring alone (4 MiB chunks), the link's copies from the
- * ring alone, level one's way (one slot: copy in, send, wait) and the
- * student's; then every word of the last two counted on the GPU
- * (seeded_count_wrong against the seed). Before them, three untimed runs of
- * the student's with the copy stream held 2-4 ms before a random send() of
- * the first eight: a part of the ring refilled before its copy ran sends the
- * new words there. The model: min(h, l), a ring's bound less its fill; level
- * one's way 1/(1/h + 1/l). Metrics:
- *   level2_runs_wrong      the student's runs with a word wrong on the GPU,
- *                          a send() outside the ring or source, or words
- *                          sent other than once;
- *   level2_words_wrong, level2_words_checked   the GPU's counts, every run;
- *   level2_host_gbs, level2_link_gbs   h and l, the median round;
- *   level2_yours_ms        the student's upload, the median round;
- *   level2_efficiency      per round, the student's GB/s over min(h, l) of
- *                          that round; the median;
- *   level2_serial_efficiency, level2_model_serial   level one's way,
- *                          measured and modelled (l / (h + l) when h < l);
- *   level2_predicted       the student's LEVEL2_PREDICTED_EFFICIENCY.
- * --check: 4 chunks of 1 MiB, one run, checks only (no verdict on its timing);
- * level two 8 MiB through a ring of 2 MiB, one held run and one round. */
+ * --check: 4 chunks of 1 MiB, one run, checks only (no verdict on its timing). */
 #include "ex02.h"
 #include "grading.h"
 #include "kernels.h"
@@ -78,12 +51,10 @@
 
 static int chunks = 8;
 static int chunk_mib = 16;
-static int level2_mib = 128;
 
 static const option ex_options[] = {
     {"chunks", OPT_INT, &chunks, 2, 64, NO_QUICK, "N", "chunks in the dataset"},
     {"chunk-mib", OPT_INT, &chunk_mib, 1, 256, 8, "MIB", "size of one chunk"},
-    {"level2-mib", OPT_INT, &level2_mib, 32, 1024, 32, "MIB", "level two's source"},
     {NULL},
 };
 static const program_info ex = {
@@ -108,15 +79,6 @@ static const verdict CALL_AT_ONCE = {
     "cudaMemcpyAsync held the host for much of its copy: it does from pageable memory "
     "(TODO(student) in make_staging()); from pinned memory, the host thread was descheduled "
     "(a busy machine)"};
-
-/* Level two: 90% of the model's bound. A ring reaches it but for its fill
- * (one chunk's copy after the last memcpy) and a few us a chunk; level one's
- * way, one slot, pays host memcpy and link one after the other:
- * l / (h + l) of the bound, 0.80 at lab02's H100 numbers (13.4, 55.3 GB/s). */
-static const verdict LEVEL2_RING = {
-    "level2_ring_reaches_bound", 0.9, INFINITY, "%",
-    "your memcpy into the ring and the copies out of it take turns: while the copy engine "
-    "reads one slot, the host can fill another (an event per slot says when a slot is free)"};
 
 enum { MAX_CHUNKS = 64, POISON = 0xff, WARMUP = 1 };
 
@@ -207,184 +169,6 @@ static int is_pinned(const void *ptr)
 static double *lab_doubles(lab_run *lab, int n)
 {
     return (double *)lab_pageable(lab, (size_t)n * sizeof(double));
-}
-
-/* ---- Level two: a pinned staging ring under a budget ---- */
-
-enum { L2_CHUNK = 1 << 20, L2_HELD = 3 }; /* the program's own chunk (4 MiB); held runs */
-
-static struct {
-    level2_upload u;           /* what upload_level2() is handed (a copy each run) */
-    uint32_t *d_dst;           /* the source's place on the GPU */
-    unsigned long long *d_wrong;
-    size_t sent;               /* words send() queued this run */
-    int calls, bad_calls;      /* send() calls this run; those outside the ring or source */
-    int hold_at;               /* the send() before which the copy stream is held; -1 none */
-    uint64_t hold_ns;
-} two;
-
-static void send2(size_t from, size_t at, size_t n)
-{
-    if (from > two.u.ring_words || n > two.u.ring_words - from || at > two.u.words ||
-        n > two.u.words - at) {
-        two.bad_calls++;
-        return;
-    }
-    if (two.calls++ == two.hold_at) /* a busy copy engine: copies queued behind it wait */
-        spin_for_ns<<<1, 1, 0, two.u.stream>>>(two.hold_ns);
-    CUDA_CHECK(cudaMemcpyAsync(two.d_dst + at, two.u.ring + from, n * sizeof(uint32_t),
-                               cudaMemcpyHostToDevice, two.u.stream));
-    two.sent += n;
-}
-
-/* Level one's way, the program's own: one slot, each chunk copied in, sent,
- * waited for. Also the two bounds alone: the host's memcpy into the ring,
- * chunk by chunk (no copies), and the link's copies from the ring (no memcpy). */
-/* The program's chunk: 4 MiB, or the whole ring where it is smaller (--check). */
-static size_t min2(size_t a, size_t b) { return a < b ? a : b; }
-static size_t chunk2(const level2_upload *u) { return min2(u->ring_words, L2_CHUNK); }
-static void serial2(const level2_upload *u)
-{
-    size_t c = chunk2(u);
-    for (size_t at = 0; at < u->words; at += c) {
-        memcpy(u->ring, u->source + at, min2(c, u->words - at) * sizeof(uint32_t));
-        u->send(0, at, min2(c, u->words - at));
-        CUDA_CHECK(cudaStreamSynchronize(u->stream));
-    }
-}
-static void host_alone2(const level2_upload *u)
-{
-    size_t c = chunk2(u), slots = u->ring_words / c;
-    for (size_t at = 0, i = 0; at < u->words; at += c, i++)
-        memcpy(u->ring + i % slots * c, u->source + at, min2(c, u->words - at) * sizeof(uint32_t));
-}
-static void link_alone2(const level2_upload *u)
-{
-    size_t c = chunk2(u), slots = u->ring_words / c;
-    for (size_t at = 0, i = 0; at < u->words; at += c, i++)
-        u->send(i % slots * c, at, min2(c, u->words - at));
-}
-
-/* One run of `fn`, from an idle copy stream until it is idle again, ms. With
- * check, on fresh words, every word then counted on the GPU (seeded_word):
- * returns through *bad whether a word, a send() or the count of words was
- * wrong. hold_ms > 0 holds the copy stream that long before a random send(). */
-static double run2(void (*fn)(const level2_upload *), int check, double hold_ms, int *bad,
-                   tally *words)
-{
-    uint64_t seed = fresh_seed();
-    level2_upload u = two.u; /* a copy */
-    if (check) {
-        uint32_t *src = (uint32_t *)two.u.source; /* the program's own buffer */
-        for (size_t i = 0; i < u.words; i++)
-            src[i] = seeded_word(seed, i);
-        CUDA_CHECK(cudaMemsetAsync(two.d_dst, POISON, u.words * sizeof(uint32_t), u.stream));
-        CUDA_CHECK(cudaMemsetAsync(two.d_wrong, 0, sizeof *two.d_wrong, u.stream));
-    }
-    two.sent = 0, two.calls = two.bad_calls = 0;
-    two.hold_at = hold_ms > 0 ? (int)grading_uniform(1, 8) : -1;
-    two.hold_ns = ns_from_ms(hold_ms);
-    CUDA_CHECK(cudaStreamSynchronize(u.stream));
-    double t0 = host_time_ms();
-    fn(&u);
-    CUDA_CHECK(cudaStreamSynchronize(u.stream));
-    double ms = host_time_ms() - t0;
-    if (check) {
-        unsigned long long wrong = 0;
-        seeded_count_launch(two.d_dst, u.words, seed, two.d_wrong, u.stream);
-        CUDA_CHECK(cudaMemcpyAsync(&wrong, two.d_wrong, sizeof wrong, cudaMemcpyDeviceToHost,
-                                   u.stream));
-        CUDA_CHECK(cudaStreamSynchronize(u.stream));
-        words->wrong += wrong, words->checked += u.words;
-        *bad = wrong > 0 || two.bad_calls > 0 || two.sent != u.words;
-    }
-    return ms;
-}
-
-static void level2(lab_run *lab, int check)
-{
-    report *r = lab->r;
-    int rounds = check ? 1 : lab->opt.reps, held = check ? 1 : L2_HELD;
-    size_t mib = check ? 8 : (size_t)level2_mib, ring_mib = check ? 2 : LEVEL2_RING_MIB;
-    two.u.words = (mib << 20) / sizeof(uint32_t);
-    two.u.ring_words = (ring_mib << 20) / sizeof(uint32_t);
-    two.u.source = (const uint32_t *)lab_pageable(lab, mib << 20);
-    two.u.ring = (uint32_t *)lab_pinned(lab, ring_mib << 20);
-    two.u.stream = lab_stream(lab, "level-2 copies", cudaStreamNonBlocking, 0);
-    lab_events(lab, two.u.event, LEVEL2_EVENTS, cudaEventDisableTiming);
-    two.u.send = send2;
-    two.d_dst = (uint32_t *)lab_device(lab, mib << 20);
-    two.d_wrong = (unsigned long long *)lab_device(lab, sizeof *two.d_wrong);
-    double *v = lab_doubles(lab, 6 * rounds);
-    double *h = v, *l = v + rounds, *eff = v + 2 * rounds, *serial = v + 3 * rounds;
-    double *model_serial = v + 4 * rounds, *yours_ms = v + 5 * rounds;
-    double gb = (double)(mib << 20) / 1e9;
-    int runs_wrong = 0, bad = 0;
-    tally words = {0};
-    timeline_span_begin("level 2: the ring");
-    for (int k = 0; k < held; k++) { /* untimed: the copy stream held 2-4 ms at a random send() */
-        run2(upload_level2, 1, grading_uniform(2, 4), &bad, &words);
-        runs_wrong += bad;
-    }
-    for (int round = 0; round < rounds; round++) { /* rounds alternate the order */
-        double ms[4];
-        for (int k = 0; k < 4; k++) {
-            int which = round % 2 ? 3 - k : k;
-            if (which == 0)
-                ms[0] = run2(host_alone2, 0, 0, &bad, &words);
-            else if (which == 1)
-                ms[1] = run2(link_alone2, 0, 0, &bad, &words);
-            else {
-                ms[which] = run2(which == 2 ? serial2 : upload_level2, 1, 0, &bad, &words);
-                runs_wrong += which == 3 && bad;
-            }
-        }
-        h[round] = gb / ms[0] * 1e3, l[round] = gb / ms[1] * 1e3;
-        double bound = fmin(h[round], l[round]);
-        eff[round] = gb / ms[3] * 1e3 / bound, serial[round] = gb / ms[2] * 1e3 / bound;
-        model_serial[round] = 1 / (1 / h[round] + 1 / l[round]) / bound;
-        yours_ms[round] = ms[3];
-    }
-    timeline_span_end();
-    stats sh = stats_of(h, rounds), sl = stats_of(l, rounds), se = stats_of(eff, rounds);
-    stats ss = stats_of(serial, rounds), sm = stats_of(model_serial, rounds);
-    stats sy = stats_of(yours_ms, rounds);
-
-    report_section(r, "Level 2: a pinned staging ring under a budget");
-    report_text(r, "  %zu MiB of pageable source through a pinned ring of %zu MiB, from one "
-                "thread\n", mib, ring_mib);
-    report_stats(r, "host memcpy alone", "bandwidth", &sh, "GB/s");
-    report_stats(r, "link alone", "bandwidth", &sl, "GB/s");
-    report_stats(r, "your upload", "time", &sy, "ms");
-    report_compare(r, "level one's way", "efficiency", "1/(1/h + 1/l) over min(h, l)",
-                   sm.median, &ss, "fraction");
-    report_value(r, "your prediction", "efficiency", LEVEL2_PREDICTED_EFFICIENCY, "fraction");
-    report_text(r, "  (efficiency: the upload's GB/s over the model's bound min(host memcpy, "
-                "link), round by round;\n  your prediction is LEVEL2_PREDICTED_EFFICIENCY, for "
-                "level one's way at lab02's H100 numbers)\n");
-    report_compare(r, "your upload", "efficiency", "min(h, l), less the ring's fill", 1, &se,
-                   "fraction");
-    report_tally(r, "level2_words_verified", &words, "words on the GPU differ from the source, "
-                 "counted on the GPU, every run (held ones too)");
-    report_check(r, "level2_runs_right", runs_wrong == 0, "%d of %d runs of yours with a word "
-                 "wrong, a send() outside the ring or the source, or a word sent other than "
-                 "once", runs_wrong, held + rounds);
-    if (!check)
-        report_verdict(r, &LEVEL2_RING, se.median, "your upload ran at %.0f%% of min(host "
-                       "memcpy %.1f, link %.1f GB/s); level one's way %.0f%% (model %.0f%%)",
-                       se.median * 100, sh.median, sl.median, ss.median * 100,
-                       sm.median * 100);
-
-    grading_value("level2_runs_wrong", runs_wrong);
-    grading_value("level2_words_wrong", (double)words.wrong);
-    grading_value("level2_words_checked", (double)words.checked);
-    grading_value("level2_host_gbs", sh.median);
-    grading_value("level2_link_gbs", sl.median);
-    grading_value("level2_yours_ms", sy.median);
-    grading_value("level2_efficiency", se.median);
-    grading_value("level2_serial_efficiency", ss.median);
-    grading_value("level2_model_serial", sm.median);
-    grading_value("level2_predicted", LEVEL2_PREDICTED_EFFICIENCY);
 }
 
 int main(int argc, char **argv)
@@ -481,6 +265,5 @@ int main(int argc, char **argv)
 
     memcpy(stage, bench.stage, sizeof stage);
     free_staging(stage); /* the student's */
-    level2(&lab, grading_check());
     return grading_finish(&lab);
 }
