@@ -479,8 +479,8 @@ EOF
 }
 
 # ---- figures 11-14: the solved exercises' schedules -----------------------------------
-# tests/fixtures/schedule: STAND-INS until the lead puts the H100 run there
-# (tests/tools/schedule_fixture.py made them; its meta file says which)
+# tests/fixtures/schedule: the reference solutions traced by make results on
+# an H100 (2026-11-23; its meta file), as docs/results/h100-schedule has them
 SCHEDULE="$ROOT/tests/fixtures/schedule"
 
 @test "the critical chain of a hand-made schedule: the latest end before each start, by stream, event or engine" {
@@ -547,7 +547,7 @@ print(f'{Report(sys.argv[1]).value(sys.argv[2], sys.argv[3]):.2f}')" "$@"
             fail "$png is $width x $height pixels"
     done
     # the bound is read, not assumed: a changed row changes the figure's
-    sed -i 's/^ex04,your pipeline,predicted_time,[^,]*,/ex04,your pipeline,predicted_time,9.5,/' \
+    sed -i 's/^sol04,your pipeline,predicted_time,[^,]*,/sol04,your pipeline,predicted_time,9.5,/' \
         "$BATS_TEST_TMPDIR/res/sol04-trace.csv"
     run plot schedule04 "$BATS_TEST_TMPDIR/res" --out "$BATS_TEST_TMPDIR/out"
     assert_output --partial "bound 9.50 ms; level 2"
