@@ -39,8 +39,10 @@
  *     host_wait_fraction 0.0008; ./ex10 gives 1 of 10, make grade 0 (its
  *     memcheck pass names the use-after-free, which fails every correctness
  *     criterion) (labs/lab10_stream_ordered_memory/README.md, "The exercise");
- *   - level two, the reference: TO BE MEASURED (its iteration against an
- *     unlimited pool's, threshold 0's, its threshold against the working set).
+ *   - level two, the reference: an iteration of 50.7 us against an
+ *     unlimited pool's 50.2 us (1.00x; threshold 0: 7.1x), its threshold
+ *     96 MiB, the working set the pool counted 96 MiB (37.4 + 31.6 MiB in
+ *     32 MiB granules).
  *
  * Build and run:   make ex10 && ./ex10          (./ex10 --quick: fewer runs)
  * As given the user reads every word wrong, and it exits 1. Stuck? lab10's

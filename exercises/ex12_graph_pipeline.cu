@@ -34,8 +34,10 @@
  * word k, fresh each step, as a learning rate changes every step in
  * training. The same bars: at least 1.3x faster per step than the streams,
  * the host under a quarter of their issue time, every word right.
- * Expected numbers on an H100 (level two): TO BE MEASURED (the reference
- * solution's speedup and host ratio).
+ * Expected numbers on an H100 (level two, the reference solution): 2.07x
+ * per step over the streams (target 1.3x), the host 6.8 us a step against
+ * the streams' 107.6 us (a ratio of 0.06, target at most 0.25); a graph
+ * captured and instantiated every step: 0.74x and 1.34.
  *
  * Build and run:   make ex12 && ./ex12        (./ex12 --quick: a short run)
  * As given the results are right, the speedup is 1x and it exits 4.
