@@ -254,6 +254,8 @@ void options_parse(int argc, char **argv, const program_info *prog, common_optio
             set_number(o, o->quick);
     }
     free(given);
+    if (prog->override_options)
+        prog->override_options(c);
     if (prog->check_options)
         prog->check_options();
     if (dry_run) {

@@ -8,6 +8,7 @@
  *                   min, max, the --quick value (or NO_QUICK), --help text
  *   program_info    .name .title .handout .options .reps .quick_reps .needs (NEEDS_*)
  *                   .memory_option .memory_per_unit .memory_times .check_options
+ *                   .override_options (values changed before they are judged)
  *                   .before_context (an environment variable the driver reads once)
  *
  * THE RUN (lab.h)

@@ -10,6 +10,7 @@
 # its last GPU, is in tests/gpu_badinput.bats.)
 
 load test_helper
+load check_sizes
 
 # Every option that takes a number: "PROGRAM NAME KIND MIN MAX" a line.
 setup_file() {
@@ -207,6 +208,64 @@ quick_options() {
         assert_line "  --quick off"
         [ -z "$stderr" ] || fail "$p --dry-run wrote to stderr: $stderr"
     done
+}
+
+@test "every exercise's --check --dry-run shows the check pass's sizes, which its opening comment states" {
+    local ex words settings part p args out failures="" n=0
+    while IFS='|' read -r ex words settings; do
+        [ -n "$ex" ] || continue
+        n=$((n + 1))
+        comment=$(opening_comment "exercises/given/$ex.cu")
+        while read -r part; do
+            [[ "$comment" == *"$part"* ]] ||
+                failures+=$'\n'"exercises/given/$ex.cu's opening comment does not say \"$part\""
+        done < <(sed 's/ \.\.\. /\n/g' <<<"$words")
+        for p in "$ex" "sol${ex#ex}"; do
+            [ -x "./$p" ] || continue # solutions/ withheld
+            # typed values and --quick's give way to the check pass's, as they do in the run
+            for args in "--check" "--quick --check --reps 9"; do
+                out=$("./$p" $args --dry-run) || failures+=$'\n'"$p $args --dry-run failed"
+                grep -qx "  --check on" <<<"$out" || failures+=$'\n'"$p $args: --check is not on"
+                set -- $settings
+                while [ $# -ge 2 ]; do
+                    grep -qx "  $1 $2" <<<"$out" ||
+                        failures+=$'\n'"$p $args --dry-run: $1 is not $2: $(grep -- "^  $1 " <<<"$out")"
+                    shift 2
+                done
+            done
+        done
+    done <<<"$CHECK_SIZES"
+    [ "$n" -eq "$(ls exercises/given/ex[0-9]*.cu | wc -l)" ] ||
+        failures+=$'\n'"tests/check_sizes.bash lists $n exercises, not every one"
+    [ -z "$failures" ] || fail "the check pass's sizes:$failures"
+}
+
+@test "no given program changes an option's value outside its check_pass_sizes()" {
+    run python3 tests/tools/check_overrides.py exercises/given/ex[0-9]*.cu
+    assert_success
+    refute_output
+}
+
+@test "a check-pass size set in main() again, or a count chosen there, is caught with the file and the line" {
+    local tree="$BATS_TEST_TMPDIR"
+    sed 's/^    int runs = lab.opt.reps;$/&\n    if (grading_check())\n        chunks = 4;/' \
+        exercises/given/ex02.cu >"$tree/ex02.cu"
+    sed 's/^    int check = grading_check(), runs = lab.opt.reps;$/    int check = grading_check(), runs = check ? 3 : lab.opt.reps;/' \
+        exercises/given/ex06.cu >"$tree/ex06.cu"
+    sed 's/^    int pairs = l2_pairs, refused = 0;/    int pairs = check ? 1 : l2_pairs, refused = 0;/' \
+        exercises/given/ex10.cu >"$tree/ex10.cu"
+    sed 's/check_pass_sizes(common_options \*opt)$/check_sizes(common_options *opt)/' \
+        exercises/given/ex12.cu >"$tree/ex12.cu"
+    run python3 tests/tools/check_overrides.py "$tree"/ex02.cu "$tree"/ex06.cu "$tree"/ex10.cu "$tree"/ex12.cu
+    assert_failure 1
+    assert_line "$tree/ex02.cu: chunks changed: if (grading_check()) chunks = 4"
+    assert_line "$tree/ex06.cu: --reps chosen outside check_pass_sizes(): int check = grading_check(), runs = check ? 3 : lab.opt.reps"
+    assert_line "$tree/ex10.cu: l2_pairs changed: int pairs = check ? 1 : l2_pairs, refused = 0"
+    assert_line "$tree/ex12.cu: no function check_pass_sizes(common_options *opt)"
+    # under another name, what the hook sets is set outside it
+    assert_line "$tree/ex12.cu: batches changed: batches = 3"
+    assert_line "$tree/ex12.cu: --reps chosen outside check_pass_sizes(): opt->reps = 1"
+    [ "${#lines[@]}" -eq 7 ] || fail "not the seven expected: $output"
 }
 
 @test "--help wins over a mistake beside it" {

@@ -11,6 +11,7 @@
 # on two or more, that run grades it on a worker holding two GPUs.
 
 load test_helper
+load check_sizes
 
 ALL="$BATS_FILE_TMPDIR/all"
 
@@ -266,6 +267,24 @@ PY
     [ "$(printf '%s\n' "$output" | grep -c 0123abcd)" = 1 ] || fail "the token was printed more than once"
     run --separate-stderr sh -c './sol01 --grade --check </dev/null | tail -1'
     assert_output --partial '"nonce": ""'
+}
+
+@test "each exercise's check pass prints the sizes it runs in its settings line" {
+    # tests/check_sizes.bash: what each opening comment says; the settings line
+    # is printed from the options after check_pass_sizes() set them
+    local ex words settings line failures=""
+    while IFS='|' read -r ex words settings; do
+        [ -n "$ex" ] || continue
+        line=$("./$ex" --check 2>/dev/null | grep -m1 '^settings:')
+        [ -n "$line" ] || { failures+=$'\n'"$ex --check printed no settings line"; continue; }
+        [[ "$line " == *" --check "* ]] || failures+=$'\n'"$ex --check: $line: no --check"
+        set -- $settings
+        while [ $# -ge 2 ]; do
+            [[ "$line " == *" $1 $2 "* ]] || failures+=$'\n'"$ex --check: $line: not $1 $2"
+            shift 2
+        done
+    done <<<"$CHECK_SIZES"
+    [ -z "$failures" ] || fail "the check pass's settings lines:$failures"
 }
 
 @test "the exercises as handed out score nothing for any concept criterion" {

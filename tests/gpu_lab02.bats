@@ -171,6 +171,7 @@ print(sorted(c['name'] for c in d['checks'] if c['passed']))")
 @test "ex02 --check runs small chunks once, checks every word and judges no timing" {
     run ./ex02 --check
     assert_success
+    assert_line --regexp "^settings: --reps 1 .*--chunks 4 --chunk-mib 1 .*--check$"
     assert_output --partial "[ok]   chunks_verified"
     refute_output --partial "copies_overlap_host_work"
     refute_output --partial "copy_call_returns_at_once"

@@ -108,6 +108,16 @@ static const program_info ex = {
     .check_options = check_host_memory,
 };
 
+/* The check pass (--check): 4 batches of 1 MiB, one round. grading_begin()
+ * calls it before the settings are printed or judged (check_host_memory()
+ * included). */
+static void check_pass_sizes(common_options *opt)
+{
+    batches = 4;
+    batch_mib = 1;
+    opt->reps = 1; /* rounds */
+}
+
 /* The median round's efficiency. 90%: the ideal is the model of the round's
  * own stage times, and 10% allows for what it leaves out (each launch, a
  * copy's start-up); the reference solution reached 95-96% on an H100. */
@@ -472,14 +482,9 @@ static void report_level2_model(report *r, const level *lv, const measured *m, i
 int main(int argc, char **argv)
 {
     lab_run lab;
-    grading_begin(&lab, argc, argv, &ex);
+    grading_begin(&lab, argc, argv, &ex, check_pass_sizes);
     report *r = lab.r;
     int rounds = lab.opt.reps, engines = lab.dev.async_engines;
-    if (grading_check()) {
-        batches = 4;
-        batch_mib = 1;
-        rounds = 1;
-    }
     bench_open(&lab);
     level lv[LEVELS] = {{"your pipeline", kernel_ratio, 0, call_level1, {0}},
                         {"your level-2 pipeline", LEVEL2_RATIO, 0, call_level2, {0}}};

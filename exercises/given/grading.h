@@ -7,11 +7,18 @@
  * the report. Its main() reads:
  *
  *     lab_run lab;
- *     grading_begin(&lab, argc, argv, &program);   instead of lab_begin()
- *     ... if (grading_check()) small sizes ...
+ *     grading_begin(&lab, argc, argv, &program, check_pass_sizes);   instead of lab_begin()
  *     ... the measurement, calling the student's functions; the report ...
  *     grading_value("speedup", s);                 each metric the rubric may name
  *     return grading_finish(&lab);                 instead of lab_end()
+ *
+ * check_pass_sizes(), the program's own, sets the check pass's small sizes:
+ * the option variables it changes, and opt->reps. Under --check,
+ * grading_begin() calls it as soon as the options are parsed and --quick
+ * applied, before anything reads them: the settings line, --dry-run and the
+ * memory guard all show and judge the sizes the check pass runs. What is not
+ * an option (a duration drawn at random, a count of requests) main() still
+ * chooses with grading_check().
  *
  * Three ways to run it, two options that grading_begin() adds:
  *   ./exNN                the student's: the report, then "What the grader
@@ -45,11 +52,23 @@ extern "C" {
 /* At most this many metrics per program. */
 enum { GRADING_MAX_VALUES = 40 };
 
+/* Sets the check pass's sizes: the program's option variables and
+ * opt->reps, whatever the user typed; may go below an option's range (a
+ * check pass checks, it does not time). */
+typedef void (*check_pass_fn)(common_options *opt);
+
 /* lab_begin() for prog with --grade and --check added to its options, and
  * named after the binary (./sol01 speaks as sol01); prog->name is the
- * exercise, which names the rubric and the JSON line. Under --grade, then
- * takes the grader's token from stdin and closes stdin. */
-void grading_begin(lab_run *run, int argc, char **argv, const program_info *prog);
+ * exercise, which names the rubric and the JSON line. Under --check, calls
+ * check_pass_sizes (NULL: none) before the options are printed or judged
+ * (program_info's override_options). Under --grade, then takes the grader's
+ * token from stdin and closes stdin.
+ *
+ * check_pass_sizes is an argument here, not a field of program_info: every
+ * lab shares program_info, and no lab has a check pass; and main()'s first
+ * line then names where the check pass's sizes are. */
+void grading_begin(lab_run *run, int argc, char **argv, const program_info *prog,
+                   check_pass_fn check_pass_sizes);
 
 /* 1 in the check pass (--check): small sizes, checks only. */
 int grading_check(void);

@@ -253,7 +253,7 @@ FACTS = [
       GUIDE: [lambda v: f"over {num(v + 1)} runs"]}),
     ("ex06's quick runs", GIVEN + "ex06.cu", r"\.quick_reps = (\d+),",
      {EX["ex06"]: [lambda v: f"--quick: {num(v)} timed runs"]}),
-    ("ex06's check runs", GIVEN + "ex06.cu", r"runs = check \? (\d+) :",
+    ("ex06's check runs", GIVEN + "ex06.cu", r"opt->reps = (\d+); /\* runs \*/",
      {RUBRIC % "ex06": [lambda v: f"{num(v + 1)} more in the check pass: {num(v)} and a warm-up"]}),
     ("ex06's issue limit", GIVEN + "ex06.cu", r'"host_never_blocks", -INFINITY, ([\d.]+),',
      {EX["ex06"]: [lambda v: f"under {pct(v)} of the slow step"],
