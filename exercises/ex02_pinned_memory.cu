@@ -22,12 +22,24 @@
  *     pageable memory (the copy: 8.9 ms) and after 0.008 ms from pinned
  *     memory (the copy: 1.23 ms) (docs/results/h100/lab02.csv).
  *
+ * Level two (graded apart, below free_staging): the results come back.
+ * run_round_trip() sends 8 chunks up and takes their results back through
+ * upload and result slots of your make_staging(); the host produces each
+ * chunk and consumes (checks) its results, so it is a stage at both ends
+ * of the pipeline, and a download into pinned memory returns before its
+ * words are there. The target: at least 90% of the model's best wall,
+ * every result word right and no slot read or refilled early, in runs
+ * where the GPU's work is three times as long too. Expected numbers on an
+ * H100 (2026-11-23, two runs): the reference 0.998 and 0.982 of the best
+ * wall; the way handed out 0.59 (its model 0.60-0.62).
+ *
  * Build and run:   make ex02 && ./ex02        (./ex02 --quick: chunks of 8 MiB)
  * ./ex02 prints the host's work, the copies and the wall time beside the
  * model's, every chunk checked against the words the host produced, the
  * verdicts, and what the grader would give. As given the copies overlap
- * nothing: it says NO, names the TODO and exits 4. Stuck? lab02's handout
- * has hints, from gentle to explicit, under "Stuck?".
+ * nothing and level two's round trips take turns with the host: it says
+ * NO, names the TODO and exits 4. Stuck? lab02's handout has hints, from
+ * gentle to explicit, under "Stuck?".
  */
 #include "ex02.h"
 #include "streamlab.h"
@@ -56,4 +68,36 @@ void free_staging(uint32_t *stage[STAGES])
      * that matches the one that allocated it. */
     for (int b = 0; b < STAGES; b++)
         free(stage[b]);
+}
+
+/* ---- Level two: results come back (graded apart) ----
+ * ./ex02 prints your prediction beside the model's value for the way
+ * handed out, and your round trip's wall beside the model's best. */
+
+/* TODO(student): before you write run_round_trip(), work out from the model
+ * (lab02's handout, level two) what fraction of the best schedule's wall
+ * the way handed out reaches: 8 chunks, C = P, G = 1.6 P (ex02.h). A
+ * fraction (0.5 for 50%). */
+const double LEVEL2_PREDICTED_EFFICIENCY = 0;
+
+void run_round_trip(const level2_job *job)
+{
+    /* TODO(student): the goal: the whole round trip within 90% of the
+     * model's best wall, P + (n-1) max(P + C, G) + G + C.
+     * The contract: every chunk produced, queued and consumed once, from
+     * this thread, in order; consume(i) only once chunk i's download has
+     * ended; produce(i) only once chunk i-2's upload has ended, and
+     * queue_chunk(i) only once chunk i-2 was consumed (they share slots).
+     * How it is measured: from an idle GPU until it is idle again, with
+     * each stage's own time; every result word checked, and at each call
+     * whether the program's own events had passed; in a quarter of the
+     * runs the GPU's work is three times as long, so a wait placed by
+     * timing fails there. As given: correct, and each stage waits for the
+     * others. Ask: what can the GPU do while the host consumes chunk i? */
+    for (int i = 0; i < job->chunks; i++) {
+        job->produce(i);
+        job->queue_chunk(i, job->stream[0]);
+        CUDA_CHECK(cudaStreamSynchronize(job->stream[0]));
+        job->consume(i);
+    }
 }

@@ -32,3 +32,35 @@ void free_staging(uint32_t *stage[STAGES])
     for (int b = 0; b < STAGES; b++)
         CUDA_CHECK(cudaFreeHost(stage[b]));
 }
+
+/* ---- Level two: results come back ---- */
+
+/* SOLUTION: the way handed out pays P + G + C a chunk, n (P + G + C) =
+ * 8 x 3.6 P = 28.8 P; the best, P + (n-1) max(P + C, G) + G + C = P + 7 x
+ * 2 P + 1.6 P + P = 17.6 P: 17.6 / 28.8 = 0.61. */
+const double LEVEL2_PREDICTED_EFFICIENCY = 0.61;
+
+void run_round_trip(const level2_job *job)
+{
+    /* SOLUTION: one chunk behind. Chunk i+1 is produced and queued before
+     * the host waits for chunk i, so the GPU works on it while the host
+     * consumes chunk i: the host never waits after the start, and G hides
+     * under P + C. The wait is chunk i's own event: the stream would wait
+     * for chunk i+1's round trip too, and the host with it. The slots are
+     * free in time: upload slot (i+1) % 2 and result slot (i+1) % 2 were
+     * chunk i-1's, whose event the host waited for and which it consumed
+     * before this turn. One stream suffices: G < P + C, the GPU keeps up. */
+    cudaStream_t s = job->stream[0];
+    job->produce(0);
+    job->queue_chunk(0, s);
+    CUDA_CHECK(cudaEventRecord(job->event[0], s));
+    for (int i = 0; i < job->chunks; i++) {
+        if (i + 1 < job->chunks) {
+            job->produce(i + 1);
+            job->queue_chunk(i + 1, s);
+            CUDA_CHECK(cudaEventRecord(job->event[(i + 1) % LEVEL2_EVENTS], s));
+        }
+        CUDA_CHECK(cudaEventSynchronize(job->event[i % LEVEL2_EVENTS]));
+        job->consume(i);
+    }
+}

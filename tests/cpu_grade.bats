@@ -22,22 +22,23 @@ fake() {
     grade --submission exercises --no-reference --out "$BATS_TEST_TMPDIR/out" "$@"
 }
 
-@test "recorded runs score as the rubrics say: the solutions 90, the skeletons 20, partial work 52, broken work 0" {
+@test "recorded runs score as the rubrics say: the solutions 96, the skeletons 22, partial work 54, broken work 0" {
     run rescore
     assert_success
-    assert_output --partial "solutions: 90/90 points"
-    assert_output --partial "exercises: 20/90 points"
-    assert_output --partial "alice: 52/90 points"
-    assert_output --partial "broken: 0/90 points"
+    assert_output --partial "solutions: 96/96 points"
+    assert_output --partial "exercises: 22/96 points"
+    assert_output --partial "alice: 54/96 points"
+    assert_output --partial "broken: 0/96 points"
 }
 
 @test "grades.csv has the gradebook's six columns, then the second level's two, and one row per student and exercise" {
     rescore >/dev/null
     run head -1 "$BATS_TEST_TMPDIR/out/grades.csv"
     assert_output "student,exercise,points,max_points,status,reason,level2_points,level2_max"
-    # only ex01's, ex03's, ex04's, ex05's and ex06's rubrics have a second level: the other rows (ex02's) leave its columns empty
+    # every recorded rubric (ex01-ex06) has a second level: no row leaves its columns empty
+    # (a rubric of one level does: cpu_levels.bats, levels = 1)
     run grep -c ',,$' "$BATS_TEST_TMPDIR/out/grades.csv"
-    assert_output "4"
+    assert_output "0"
     run python3 -c "import csv; print(len(list(csv.DictReader(open('$BATS_TEST_TMPDIR/out/grades.csv')))))"
     assert_output "24"
     run row solutions ex04
@@ -50,8 +51,10 @@ fake() {
 
 @test "the untouched exercises earn their correctness points and nothing for the concept" {
     rescore >/dev/null
+    # ex02's level two as handed out: produce, queue, wait for the stream, consume
     run row exercises ex02
-    assert_output --regexp "^2/10,partial,"
+    assert_output --regexp "^4/16,partial,"
+    assert_output --partial "level2_efficient: level2_efficiency 0.604, needs >= 0.9"
     # ex01's level two as handed out: each worker's per-thread default stream, which takes turns
     run row exercises ex01
     assert_output --regexp "^4/16,partial,"
@@ -91,7 +94,7 @@ fake() {
     run row broken ex01
     assert_output '0/16,build_error,build failed: ex01_default_stream.cu(18): error: identifier "cudaStreamNonBlock" is undefined'
     run row broken ex02
-    assert_output "0/10,missing,no ex02_*.cu in the submission"
+    assert_output "0/16,missing,no ex02_*.cu in the submission"
     run row broken ex04
     assert_output "0/16,timed_out,timed out after 60 s"
     run row broken ex05
@@ -170,15 +173,15 @@ False"
     rescore >/dev/null
     run python3 tests/fixtures/grading/check_outputs.py junit "$BATS_TEST_TMPDIR/out/junit.xml"
     assert_success
-    assert_output "alice: 29 tests, 13 failures
-broken: 29 tests, 29 failures
-exercises: 29 tests, 19 failures
-solutions: 29 tests, 0 failures"
+    assert_output "alice: 31 tests, 14 failures
+broken: 31 tests, 31 failures
+exercises: 31 tests, 20 failures
+solutions: 31 tests, 0 failures"
 }
 
 @test "--format gradescope writes each student's results.json with Gradescope's fields" {
     rescore --format gradescope >/dev/null
-    for s in solutions:90/90 exercises:20/90 alice:52/90 broken:0/90; do
+    for s in solutions:96/96 exercises:22/96 alice:54/96 broken:0/96; do
         run python3 tests/fixtures/grading/check_outputs.py gradescope "$BATS_TEST_TMPDIR/out/${s%%:*}/results.json"
         assert_success
         assert_output --regexp "^${s#*:} "

@@ -62,7 +62,7 @@ metric() {
     run python3 tests/fixtures/grading/check_outputs.py junit "$ALL/junit.xml"
     assert_success
     # ex13's three criteria count where it was graded (2 GPUs), not where waived
-    assert_line "solutions: $(($(gpus) >= 2 ? 75 : 72)) tests, 0 failures"
+    assert_line "solutions: $(($(gpus) >= 2 ? 77 : 74)) tests, 0 failures"
     for s in solutions exercises fake-output over-synchronised racy hanging out-of-bounds build-error level1-only; do
         python3 tests/fixtures/grading/check_outputs.py gradescope "$ALL/$s/results.json" >/dev/null ||
             fail "$s/results.json is not valid"
@@ -79,7 +79,7 @@ metric() {
         [[ "$output" == "$expected,"* ]] || fail "$student $ex: $output (expected $expected)"
     done <<'EOF'
 solutions ex01 16/16,passed
-solutions ex02 10/10,passed
+solutions ex02 16/16,passed
 solutions ex03 16/16,passed
 solutions ex04 16/16,passed
 solutions ex05 16/16,passed
@@ -92,7 +92,7 @@ solutions ex11 16/16,passed
 solutions ex12 16/16,passed
 solutions ex14 16/16,passed
 exercises ex01 4/16,partial
-exercises ex02 2/10,partial
+exercises ex02 4/16,partial
 exercises ex03 4/16,partial
 exercises ex04 5/16,partial
 exercises ex05 4/16,partial
@@ -123,6 +123,7 @@ level1-only ex12 12/16,partial
 level1-only ex10 12/16,partial
 level1-only ex09 12/16,partial
 level1-only ex11 12/16,partial
+level1-only ex02 12/16,partial
 EOF
     # ex13 needs two GPUs in one process: on one GPU it is waived for everyone,
     # in no total (on two, the next test)
@@ -210,6 +211,10 @@ PY
     python3 -c "import sys; sys.exit(not $output <= 2)" || fail "ex03 level-2 median error $output%"
     run metric solutions ex03 level2_idle_launches
     assert_output "0"
+    run metric solutions ex02 level2_efficiency
+    python3 -c "import sys; sys.exit(not $output >= 0.9)" || fail "ex02 level-2 efficiency $output"
+    run metric solutions ex02 level2_runs_wrong
+    assert_output "0"
     run metric solutions ex04 level2_efficiency
     python3 -c "import sys; sys.exit(not $output >= 0.9)" || fail "ex04 level-2 efficiency $output"
     run metric solutions ex05 latency_ratio
@@ -291,15 +296,13 @@ PY
     run python3 tests/fixtures/grading/check_outputs.py gradescope "$ALL/exercises/results.json"
     assert_success
     # thirteen exercises: their correctness points (2+2+2+3+2+1+3+4+2, ex10 1, ex11 4,
-    # ex12 3, ex14 2, and the level twos' of ex01, ex03, ex04, ex05, ex07, ex08, ex09,
-    # ex10, ex11, ex12 and ex14 2 each; ex06's, racing both ways, 0) of 202 (the level
-    # twos of ex01, ex03, ex04, ex05, ex06, ex07, ex08, ex09, ex10, ex11, ex12 and ex14: 6
-    # each), and 0 for any concept criterion; ex13 waived on one GPU, in no total, and on
-    # two its correctness 4 of 10
+    # ex12 3, ex14 2, and every level two's correctness 2 (ex06's, racing both ways, 0))
+    # of 208 (a level two of 6 in every exercise but ex13), and 0 for any concept
+    # criterion; ex13 waived on one GPU, in no total, and on two its correctness 4 of 10
     if (($(gpus) >= 2)); then
-        assert_output "57/212 0"
+        assert_output "59/218 0"
     else
-        assert_output "53/202 0"
+        assert_output "55/208 0"
     fi
 }
 
@@ -313,6 +316,14 @@ PY
     assert_output --regexp ",2,6$"
     run metric level1-only ex01 speedup_vs_blocking
     python3 -c "import sys; sys.exit(not $output >= 1.8)" || fail "level one's speedup $output"
+    # ex02: level one's 10 and level two's correctness 2; produce, queue, wait
+    # for the stream, consume: right, and each stage waits for the others
+    run row level1-only ex02
+    assert_output --partial "12/16,partial,level2_efficient: level2_efficiency"
+    run grep "^level1-only,ex02," "$ALL/grades.csv"
+    assert_output --regexp ",2,6$"
+    run metric level1-only ex02 overlap
+    python3 -c "import sys; sys.exit(not $output >= 0.5)" || fail "level one's overlap $output"
     # ex03: level one's 10 and level two's correctness 2 (one background, one
     # launch, nothing timed), none of its concept's 4
     run row level1-only ex03

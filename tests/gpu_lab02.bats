@@ -150,7 +150,7 @@ print(sorted(c['name'] for c in d['checks'] if c['passed']))")
     done
 }
 
-@test "ex02 as given overlaps nothing, exits 4 naming the TODO, and shows the correctness points only" {
+@test "ex02 as given overlaps nothing, exits 4 naming the TODO, and shows the correctness points only, both levels" {
     run ./ex02 --quick
     assert_failure 4
     assert_output --partial "[ok]   chunks_verified"
@@ -162,10 +162,17 @@ print(sorted(c['name'] for c in d['checks'] if c['passed']))")
     assert_output --regexp "\[FAIL\] pinned +0/2 +pinned 0, needs >= 1"
     assert_output --regexp "\[FAIL\] call_returns_at_once +0/2 +call_fraction [0-9.]+, needs <= 0.5"
     assert_output --regexp "\[FAIL\] copies_overlap +0/4 +overlap -?[0-9.e-]+, needs >= 0.5"
-    assert_output --partial "total: 2 of 10 points for this run"
+    # level two as handed out: produce, queue, wait for the stream, consume:
+    # right, and each stage waits for the others (pageable slots, too)
+    assert_output --partial "[ok]   level2_results_verified"
+    assert_output --partial "[ok]   level2_read_after_download"
+    assert_output --partial "observed: NO  level2_round_trip_reaches_model"
+    assert_output --regexp "\[pass\] level2_results +2/2 +level2_runs_wrong 0, limit <= 0"
+    assert_output --regexp "\[FAIL\] level2_efficient +0/4 +level2_efficiency [0-9.]+, needs >= 0.9"
+    assert_output --partial "total: 4 of 16 points for this run"
     ./ex02 --quick --json >"$BATS_TEST_TMPDIR/r.json" || true
     run report value "$BATS_TEST_TMPDIR/r.json" "points preview" total
-    assert_output "2"
+    assert_output "4"
 }
 
 @test "ex02 --check runs small chunks once, checks every word and judges no timing" {
@@ -173,12 +180,14 @@ print(sorted(c['name'] for c in d['checks'] if c['passed']))")
     assert_success
     assert_line --regexp "^settings: --reps 1 .*--chunks 4 --chunk-mib 1 .*--check$"
     assert_output --partial "[ok]   chunks_verified"
+    assert_output --partial "[ok]   level2_results_verified"
     refute_output --partial "copies_overlap_host_work"
+    refute_output --partial "level2_round_trip_reaches_model"
     refute_output --partial "copy_call_returns_at_once"
     refute_output --partial "What the grader would give"
 }
 
-@test "sol02 hides the copies behind the host's work and verifies every chunk of every run" {
+@test "sol02 hides the copies behind the host's work, and the GPU's round trip behind the host's two stages, and verifies every chunk of every run" {
     [ -x ./sol02 ] || skip "solutions/ is not in this tree"
     for run_no in $(runs); do
         echo "# run $run_no of $REPEATS"
@@ -192,7 +201,9 @@ print(sorted(c['name'] for c in d['checks'] if c['passed']))")
         ok "$overlap >= 0.5" "overlap $overlap (model 7/8, limit 0.5)"
         run report get "$f" checks.0.passed
         assert_output "true"
+        eff=$(report value "$f" "your round trip" efficiency)
+        ok "$eff >= 90" "level-2 efficiency $eff% (model about 100%, limit 90%)"
         run report value "$f" "points preview" total
-        assert_output "10"
+        assert_output "16"
     done
 }
