@@ -23,10 +23,20 @@
  * speedup over the program's own serial pass in the same run, and every
  * reduced word right on every GPU.
  *
+ * Level two (graded apart, below run_backward): how many layers a bucket.
+ * A job drawn afresh every run, its all-reduces on a slower link; the
+ * program runs your run_backward() with buckets of the m you choose, and
+ * its own overlapped pass at the other sizes, in the same rounds. The
+ * target: your pass at least 0.9 of the fastest size's speedup over the
+ * serial pass, every reduced word right.
+ *
+ * Expected numbers on two GPUs: to be measured.
+ *
  * Build and run:   make ex13 && ./ex13        (./ex13 --quick: a short run)
  * Needs NCCL and two GPUs; on one GPU it runs and checks everything on one
  * rank, then exits 3. As given the results are right, the speedup is 1x,
- * and it exits 4.
+ * and it exits 4. Stuck? lab13's handout has hints, from gentle to
+ * explicit, under "Stuck?".
  */
 #include "ex13.h"
 #include "streamlab.h"
@@ -48,4 +58,28 @@ void run_backward(const backward *b)
         CUDA_CHECK(cudaStreamWaitEvent(b->comm[g], b->done[g][b->layers - 1], 0));
     for (int k = 0; k < b->buckets; k++)
         b->all_reduce(k);
+}
+
+/* ---- Level two: how many layers a bucket (graded apart) ----
+ * ./ex13 prints your prediction beside the model's, and your m's speedup
+ * beside every candidate's. */
+
+/* TODO(student): before you write level2_bucket_layers(), work out from
+ * lab13's model the best speedup over the serial pass for 24 layers of t,
+ * alpha = t and g / B = t (ex13.h): a number (1.5 for 1.5x). */
+const double LEVEL2_PREDICTED_SPEEDUP = 0;
+
+int level2_bucket_layers(const bucket_job *j)
+{
+    /* TODO(student), level two: the goal: the m (layers per bucket, 1 to
+     * j->layers) whose pass is fastest for this job: at least 0.9 of the
+     * fastest size's speedup over the serial pass. The contract: return m;
+     * no measuring here: the numbers in j are this run's, measured. How it
+     * is measured: your run_backward() with buckets of m layers, in rounds
+     * beside the program's serial pass and its own overlapped pass at every
+     * divisor of j->layers (and at the model's best), each round's times
+     * paired. Ask: what does a bucket of m layers cost the link, and when
+     * can the first one start? As given: every layer its own bucket. */
+    (void)j;
+    return 1;
 }

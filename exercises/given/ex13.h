@@ -40,4 +40,32 @@ typedef struct {
  * again (it waits itself), then checks every reduced word on every GPU. */
 void run_backward(const backward *b);
 
+/* ---- Level two: how many layers a bucket ----
+ * The same backward pass on a job drawn afresh every run, its all-reduces
+ * on a slower link (one block per collective, as lab13's part 4: PCIe- or
+ * network-like). Buckets of m layers: bucket k holds layers k m .. k m + m
+ * - 1 (the last one the rest), so there are ceil(L / m) of them. Every
+ * number is this run's own, measured before your function is called. */
+typedef struct {
+    int layers;          /* L, as in level one */
+    double layer_ms;     /* t: one layer on every GPU, measured (the layers alone) */
+    double layer_bytes;  /* g: one layer's gradients, per GPU */
+    double alpha_ms;     /* the all-reduce's fixed cost, fitted: t(S) = alpha + S / B */
+    double bytes_per_ms; /* B, fitted with alpha, over sizes from one layer to all of them */
+} bucket_job;
+
+/* Yours, level two. Returns m, the layers per bucket (1 to L), for which the
+ * pass is fastest on job j; the program then runs your run_backward() with
+ * buckets of m layers, in rounds beside its own serial pass and its own
+ * overlapped pass at other sizes. Called once a run, before anything of
+ * level two runs. */
+int level2_bucket_layers(const bucket_job *j);
+
+/* Yours, before level2_bucket_layers(): the model's best speedup over the
+ * serial pass (every layer, then one all-reduce of everything) for L = 24
+ * layers of t, an alpha as long as a layer (alpha = t) and a layer's
+ * gradients taking as long on the link (g / B = t), at the best m. The
+ * program prints it beside the model's value; no points ride on it. */
+extern const double LEVEL2_PREDICTED_SPEEDUP;
+
 #endif
