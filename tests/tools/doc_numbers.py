@@ -23,7 +23,7 @@ EX = {n: "exercises/" + f for n, f in [
     ("ex07", "ex07_stream_pool.cu"), ("ex08", "ex08_event_pipeline.cu"),
     ("ex09", "ex09_hidden_syncs.cu"), ("ex10", "ex10_cross_stream_free.cu"),
     ("ex11", "ex11_ring_loader.cu"),
-    ("ex12", "ex12_graph_pipeline.cu")]}
+    ("ex12", "ex12_graph_pipeline.cu"), ("ex13", "ex13_gradient_overlap.cu")]}
 LAB = {n: "labs/%s/README.md" % d for n, d in [
     ("lab01", "lab01_default_stream"), ("lab02", "lab02_pinned_memory"),
     ("lab03", "lab03_event_timing"), ("lab04", "lab04_double_buffering"),
@@ -31,7 +31,7 @@ LAB = {n: "labs/%s/README.md" % d for n, d in [
     ("lab07", "lab07_concurrent_kernels"), ("lab08", "lab08_event_pipelines"),
     ("lab09", "lab09_implicit_sync"), ("lab10", "lab10_stream_ordered_memory"),
     ("lab11", "lab11_host_feeding"),
-    ("lab12", "lab12_cuda_graphs")]}
+    ("lab12", "lab12_cuda_graphs"), ("lab13", "lab13_gradient_overlap")]}
 LAB10 = "labs/lab10_stream_ordered_memory/"
 LAB12 = "labs/lab12_cuda_graphs/"
 RUBRIC = "grader/rubrics/%s.ini"
@@ -265,6 +265,20 @@ FACTS = [
     ("ex11's level-two largest ratio", GIVEN + "ex11.cu", r"LEVEL2_K_HI = (\d+) \}",
      {LAB["lab11"]: [lambda v: f"with P from 2.2 to {num(v + 0.5)} times C + S"],
       RUBRIC % "ex11": [lambda v: f"k from 2 to {num(v)}"]}),
+    ("ex13's level-two target", GIVEN + "ex13.cu", r'"level2_bucket_size", ([\d.]+),',
+     {EX["ex13"]: [lambda v: f"at least {num(v)} of the fastest size's speedup"],
+      LAB["lab13"]: [lambda v: f"at least {num(v)} of the fastest candidate's"],
+      RUBRIC % "ex13": [lambda v: f"min = {num(v)}", lambda v: f"at least {num(v)} of the fastest size's"],
+      GUIDE: [lambda v: f"at least {num(v)} of the fastest candidate's speedup"]}),
+    ("ex13's level-two margin", GIVEN + "ex13.cu", r"L2_MARGIN = ([\d.]+);",
+     {LAB["lab13"]: [lambda v: f"one bucket for all {pct(v - 1)} or more above its best"],
+      RUBRIC % "ex13": [lambda v: f"one bucket for all {pct(v - 1)} or more above its best",
+                        lambda v: f"bucket {pct(v - 1)} or more above its best in every drawn job"],
+      GUIDE: [lambda v: f"{pct(v - 1)} or more slower by the model"]}),
+    ("ex13's level-two alpha / t", GIVEN + "ex13.cu", r"L2_Q_LO = ([\d.]+), L2_Q_HI = 1\.2,",
+     {LAB["lab13"]: [lambda v: f"alpha / t in {num(v)}-1.2"], RUBRIC % "ex13": [lambda v: f"q {num(v)}-1.2"]}),
+    ("ex13's level-two g / (B t)", GIVEN + "ex13.cu", r"L2_R_LO = ([\d.]+), L2_R_HI = 1\.4;",
+     {LAB["lab13"]: [lambda v: f"g / (B t) in {num(v)}-1.4"], RUBRIC % "ex13": [lambda v: f"r {num(v)}-1.4"]}),
     ("ex06's runs", GIVEN + "ex06.cu", r"\.reps = (\d+),",
      {EX["ex06"]: [lambda v: f"over {num(v + 1)} runs ({num(v)} timed runs",
           lambda v: f"every one of the {num(v)} timed runs"],
