@@ -291,7 +291,7 @@ grade_two() {
     local harness
     harness=$(cat <<EOF
 m='$METRICS_EX01'
-[ "\$GRADER_EXERCISE" = ex13 ] && m='"mismatches": 0, "calls_wrong": 0, "speedup": 1.4'
+[ "\$GRADER_EXERCISE" = ex13 ] && m='"mismatches": 0, "calls_wrong": 0, "speedup": 1.4, "level2_wrong": 0, "level2_of_best": 1.0'
 tests/fixtures/grading/fake-harness.sh "\$m, \"visible\": \"\$CUDA_VISIBLE_DEVICES\""
 EOF
     )
@@ -316,7 +316,7 @@ EOF
         run row "$name" ex01
         assert_output "16/16,passed,full marks [memcheck off]"
         run row "$name" ex13
-        assert_output "10/10,passed,full marks [memcheck off]"
+        assert_output "16/16,passed,full marks [memcheck off]"
     done
     # ex01 on workers 0 and 1, a GPU each; ex13 on worker 2, holding both; the
     # reference solution measured by each worker on its own GPUs, for its
@@ -371,7 +371,7 @@ PY
     run grade --merge "$BATS_TEST_TMPDIR"/shard-{1,2} --out "$BATS_TEST_TMPDIR/merged"
     assert_success
     cmp "$BATS_TEST_TMPDIR/out/grades.csv" "$BATS_TEST_TMPDIR/merged/grades.csv" || fail "grades.csv differs"
-    run grep -c ",ex13,10,10,passed," "$BATS_TEST_TMPDIR/merged/grades.csv"
+    run grep -c ",ex13,16,16,passed," "$BATS_TEST_TMPDIR/merged/grades.csv"
     assert_output "3"
     run grep -c "  ex13  .*\[worker [0-9] (shard [12]/2), GPUs 0,1\]$" "$BATS_TEST_TMPDIR/merged/report.txt"
     assert_output "3"

@@ -61,8 +61,9 @@ metric() {
     [ "$(cat "$ALL.rc")" = 0 ] || fail "grade.py exited $(cat "$ALL.rc"): $(tail -5 "$ALL.txt")"
     run python3 tests/fixtures/grading/check_outputs.py junit "$ALL/junit.xml"
     assert_success
-    # ex13's three criteria count where it was graded (2 GPUs), not where waived
-    assert_line "solutions: $(($(gpus) >= 2 ? 77 : 74)) tests, 0 failures"
+    # ex13's five criteria (three of level one, two of level two) count where
+    # it was graded (2 GPUs), not where waived
+    assert_line "solutions: $(($(gpus) >= 2 ? 79 : 74)) tests, 0 failures"
     for s in solutions exercises fake-output over-synchronised racy hanging out-of-bounds build-error level1-only; do
         python3 tests/fixtures/grading/check_outputs.py gradescope "$ALL/$s/results.json" >/dev/null ||
             fail "$s/results.json is not valid"
@@ -135,16 +136,22 @@ EOF
     done
 }
 
-@test "on two GPUs grade-all grades ex13 on a worker holding two: the solution 10/10, the exercise as given 4/10" {
+@test "on two GPUs grade-all grades ex13 on a worker holding two: the solution 16/16, the exercise as given 6/16" {
     require_two
     need solutions
     run row solutions ex13
-    assert_output "10/10,passed,full marks [memcheck off]"
-    # as given: right, each layer and bucket queued once (4 points), and serial
+    assert_output "16/16,passed,full marks [memcheck off]"
+    run metric solutions ex13 level2_of_best
+    python3 -c "import sys; sys.exit(not $output >= 0.9)" || fail "sol13's level two $output of the best"
+    run metric solutions ex13 level2_wrong
+    assert_output "0"
+    # as given: right, each layer and bucket queued once (4 points), and
+    # serial; level two right at one layer a bucket (2 points), 20% or more
+    # slower than the best size by the model
     run row exercises ex13
-    assert_output --partial "4/10,partial,overlaps: speedup"
+    assert_output --partial "6/16,partial,overlaps: speedup"
     run row build-error ex13
-    assert_output "0/10,missing,no ex13_*.cu in the submission"
+    assert_output "0/16,missing,no ex13_*.cu in the submission"
     # graded after the others, on a worker of its own holding two GPUs and
     # their two device nodes, against the reference it measured there
     run python3 - "$ALL" <<'PY'
@@ -297,10 +304,11 @@ PY
     assert_success
     # thirteen exercises: their correctness points (2+2+2+3+2+1+3+4+2, ex10 1, ex11 4,
     # ex12 3, ex14 2, and every level two's correctness 2 (ex06's, racing both ways, 0))
-    # of 208 (a level two of 6 in every exercise but ex13), and 0 for any concept
-    # criterion; ex13 waived on one GPU, in no total, and on two its correctness 4 of 10
+    # of 208 (a level two of 6 in every exercise), and 0 for any concept
+    # criterion; ex13 waived on one GPU, in no total, and on two its correctness
+    # 4 + 2 of 16
     if (($(gpus) >= 2)); then
-        assert_output "59/218 0"
+        assert_output "61/224 0"
     else
         assert_output "55/208 0"
     fi
@@ -409,6 +417,18 @@ PY
     python3 -c "import sys; sys.exit(not $output >= 0.85)" || fail "level one's efficiency $output"
     run metric level1-only ex11 level2_size_off
     python3 -c "import sys; sys.exit(not $output >= 2)" || fail "level two's size off by $output"
+    # ex13 (two GPUs only; waived on one): level one's 10 and level two's
+    # correctness 2: one layer a bucket is right, and 20% or more slower than
+    # the best size by the model
+    (($(gpus) >= 2)) || return 0
+    run row level1-only ex13
+    assert_output --partial "12/16,partial,level2_bucket_size: level2_of_best"
+    run grep "^level1-only,ex13," "$ALL/grades.csv"
+    assert_output --regexp ",2,6$"
+    run metric level1-only ex13 speedup
+    python3 -c "import sys; sys.exit(not $output >= 1.2)" || fail "level one's speedup $output"
+    run metric level1-only ex13 level2_m
+    assert_output "1"
 }
 
 @test "printed output is never read: ex03's constant misses two random durations, ex04's verdict earns nothing" {

@@ -78,6 +78,8 @@ verdicts="overlap_follows_model best_bucket_between full_sms_hide_less priority_
         assert_equal "$stderr" "$p: cannot run here: cannot show the overlap here: needs 2 GPUs (this machine shows 1; every sum and call was checked on one rank)"
         assert_output --regexp "\[ok\] +sums_verified: 0 of [1-9][0-9]* "
         assert_output --regexp "\[ok\] +calls_once"
+        assert_output --regexp "\[ok\] +level2_sums_verified: 0 of [1-9][0-9]* "
+        assert_output --regexp "\[ok\] +level2_calls_once"
     done
 }
 
@@ -87,16 +89,35 @@ verdicts="overlap_follows_model best_bucket_between full_sms_hide_less priority_
     assert_failure 4
     assert_output --regexp "\[ok\] +sums_verified"
     assert_output --regexp "observed: NO +buckets_overlap_layers"
+    # level two as handed out: one layer a bucket, right, and 20% or more
+    # slower than the best size by the model
+    assert_output --regexp "\[ok\] +level2_sums_verified"
+    assert_output --regexp "your choice +m +1 layers"
+    assert_output --regexp "observed: NO +level2_bucket_size"
     assert_output --partial "What the grader would give"
     run ./sol13 --quick
     assert_success
     assert_output --regexp "observed: yes buckets_overlap_layers"
+    assert_output --regexp "observed: yes level2_bucket_size"
+    assert_output --regexp "your prediction +speedup +1\.44"
+    assert_output --partial "total: 16 of 16 points for this run"
+}
+
+@test "ex13's level one only (the fixture): right at one layer a bucket, 12 of 16" {
+    require_two
+    make -s BINDIR="$BATS_TEST_TMPDIR/bin" \
+        EX_SRCS=tests/fixtures/submissions/level1-only/ex13_gradient_overlap.cu ex13
+    run "$BATS_TEST_TMPDIR/bin/ex13" --quick
+    assert_failure 4
+    assert_output --regexp "observed: yes buckets_overlap_layers"
+    assert_output --regexp "observed: NO +level2_bucket_size"
+    assert_output --partial "total: 12 of 16 points for this run"
 }
 
 # The grader as make grade runs it for one student: its one worker holds
 # every GPU. On one GPU ex13 is waived (0/0, in no total); on two, the
 # solution earns full marks and the exercise as given its correctness only.
-@test "the grader on ex13: waived on one GPU; on two the solution 10/10, the exercise as given 4/10" {
+@test "the grader on ex13: waived on one GPU; on two the solution 16/16, the exercise as given 6/16" {
     for who in solutions exercises; do
         python3 grader/grade.py --submission "$who" --only ex13 --no-memcheck \
             --out "$BATS_TEST_TMPDIR/$who" >"$BATS_TEST_TMPDIR/$who.txt" 2>&1 ||
@@ -113,7 +134,7 @@ PY
         assert_equal "$(row solutions)" "0/0,waived"
         assert_equal "$(row exercises)" "0/0,waived"
     else
-        assert_equal "$(row solutions)" "10/10,passed"
-        assert_equal "$(row exercises)" "4/10,partial"
+        assert_equal "$(row solutions)" "16/16,passed"
+        assert_equal "$(row exercises)" "6/16,partial"
     fi
 }
