@@ -31,7 +31,7 @@ LAB = {n: "labs/%s/README.md" % d for n, d in [
     ("lab07", "lab07_concurrent_kernels"), ("lab08", "lab08_event_pipelines"),
     ("lab09", "lab09_implicit_sync"), ("lab10", "lab10_stream_ordered_memory"),
     ("lab11", "lab11_host_feeding"),
-    ("lab12", "lab12_cuda_graphs")]}
+    ("lab12", "lab12_cuda_graphs"), ("lab14", "lab14_green_contexts")]}
 LAB10 = "labs/lab10_stream_ordered_memory/"
 LAB12 = "labs/lab12_cuda_graphs/"
 RUBRIC = "grader/rubrics/%s.ini"
@@ -396,6 +396,10 @@ FACTS = [
       LAB["lab10"]: [lambda v: f"within {pct(v)} of the working set"],
       RUBRIC % "ex10": [lambda v: f"max = {num(v * 100)}", lambda v: f"within {pct(v)}: no more"],
       GUIDE: [lambda v: f"within {pct(v)} of the working set"]}),
+    ("ex14's level-two budget slack", GIVEN + "ex14.cu",
+     r"budget_us = launch_us \+ \(w \+ ([\d.]+)\) \* job->block_us",
+     {LAB["lab14"]: [lambda v: f"`launch + (W + {num(v)}) t`"],
+      GIVEN + "ex14.cu": [lambda v: f"launch + (W + {num(v)})"]}),
     ("lab12's chain", LAB12 + "lab12.cu", r"static int chain_kernels = (\d+);",
      {LAB["lab12"]: [lambda v: f"N = {thousands(v)} launches"]}),
     ("lab12's branch length", LAB12 + "lab12.cu", r"static int branch_kernels = (\d+);",
