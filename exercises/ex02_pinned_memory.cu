@@ -31,7 +31,7 @@
  * every result word right and no slot read or refilled early, in runs
  * where the GPU's work is three times as long too. Expected numbers on an
  * H100 (2026-11-23, two runs): the reference 0.998 and 0.982 of the best
- * wall; the way handed out 0.59 (its model 0.60-0.62).
+ * wall (the way handed out: your prediction).
  *
  * Build and run:   make ex02 && ./ex02        (./ex02 --quick: chunks of 8 MiB)
  * ./ex02 prints the host's work, the copies and the wall time beside the

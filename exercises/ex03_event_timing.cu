@@ -27,8 +27,7 @@
  * no host-side wait. Predict first (LEVEL2_PREDICTED_RATIO): ./ex03 prints
  * your prediction beside what the program's own events read.
  * The reference solution on an H100 (2026-11-23): level one's medians 0.42%
- * off, level two's 0.007% off; level one's way behind a background as long as
- * the kernel read 1.97-1.98x the kernel (the model: 2x).
+ * off, level two's 0.007% off.
  *
  * Build and run:   make ex03 && ./ex03          (./ex03 --quick: 5 samples)
  * ./ex03 prints your medians beside the known durations, the verdicts, and
@@ -102,8 +101,8 @@ stats time_under_load(loaded_bench *bench, int reps)
      * bench->start_background() and then one bench->launch(), issued while
      * that background still runs; at least one untimed sample first, then
      * exactly `reps` timed ones; bench->timer and bench->stream as in level
-     * one, and you may record events in bench->background; no host-side
-     * wait for the background, and no delay of your own.
+     * one, and events of your own in any of the bench's streams; no
+     * host-side wait for the background, and no delay of your own.
      * How it is measured: your median against two durations the program
      * drew; the kernel's and every background's own records on the GPU,
      * which also say whether each kernel waited for its background; and

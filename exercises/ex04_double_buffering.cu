@@ -41,14 +41,11 @@
  *     (docs/results/h100/lab04-ratio-2.csv).
  *
  * Level two (graded apart, below run_batches): the same job with a kernel
- * as long as an upload, where a double buffer tops out near three quarters
- * of the ideal; the target is 90% of it again, with as many streams and
- * pieces per batch as the model says it takes. Expected on an H100:
- *   - the reference solution (4 streams x 4 pieces), an H100 2026-11-23:
- *     efficiency 0.99 and 1.02 in two runs, 0.94 when graded, speedup
- *     2.29-2.42; the model's bound for two whole-batch streams 76-82%;
- *   - lab04 at --kernel-ratio 1, the same ideal: the double buffer 1.85x,
- *     76%; 4 streams with batches in 4 chunks 2.50x, 103% (its handout).
+ * as long as an upload, where a double buffer falls short of the ideal (by
+ * how much is your prediction); the target is 90% of it again, with the
+ * streams and pieces per batch the model says it takes (the design is
+ * yours). Expected on an H100: the reference solution, 2026-11-23,
+ * efficiency 0.99 and 1.02 in two runs, 0.94 when graded, speedup 2.29-2.42.
  *
  * Build and run:   make ex04 && ./ex04          (./ex04 --quick: a short run)
  * ./ex04 prints each stage's time, the serial run and yours beside the

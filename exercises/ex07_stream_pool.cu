@@ -26,9 +26,7 @@
  * is 80% of the model's speedup again (32x on an H100: every request at
  * once), with as many streams and in the order the model says it takes.
  * The reference solution on an H100 (2026-11-23): level one 7.87x of the
- * model's 8x (efficiency 0.98); level two 30.4x of 32x (0.95). Level one's
- * way at level two (a stream per request, request by request): 12.65x, 0.40
- * of the model, its bound for 8 hardware queues.
+ * model's 8x (efficiency 0.98); level two 30.4x of 32x (0.95).
  *
  * Build and run:   make ex07 && ./ex07          (./ex07 --quick: smaller)
  * ./ex07 prints both times beside their predictions, the verdict, and what

@@ -40,9 +40,9 @@
  *     memcheck pass names the use-after-free, which fails every correctness
  *     criterion) (labs/lab10_stream_ordered_memory/README.md, "The exercise");
  *   - level two, the reference: an iteration of 50.7 us against an
- *     unlimited pool's 50.2 us (1.00x; threshold 0: 7.1x), its threshold
- *     96 MiB, the working set the pool counted 96 MiB (37.4 + 31.6 MiB in
- *     32 MiB granules).
+ *     unlimited pool's 50.2 us (1.00x), its threshold equal to the working
+ *     set the pool counted (96 MiB in that run; how the pool counts:
+ *     lab10's handout, Part 3).
  *
  * Build and run:   make ex10 && ./ex10          (./ex10 --quick: fewer runs)
  * As given the user reads every word wrong, and it exits 1. Stuck? lab10's

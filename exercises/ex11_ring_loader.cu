@@ -27,13 +27,12 @@
  *
  * Expected numbers on an H100 (the reference solution, one default run):
  * level one the GPU busy 89%, 0.98 of the model's 91% (target 0.85); level
- * two, P 5.5 ms, C 0.08 ms, S 1.6 ms: 5 producers and 6 slots (the least
- * 4 and 5, plus one each), the GPU busy 85%, 0.99 of the best the job
- * allows (target 0.9).
+ * two, P 5.5 ms, C 0.08 ms, K 1.6 ms: the GPU busy 85%, 0.99 of the best
+ * the job allows (target 0.9), at the least size plus one of each.
  *
  * Level two (graded apart, below run_loader): choose_loader() sizes the
  * loader for a job drawn afresh every run, a preparation P several times a
- * copy and step C + S. Every producer costs a core and every slot pinned
+ * copy and step C + K. Every producer costs a core and every slot pinned
  * memory: the GPU kept busy, at least 90% of the best busy share the job
  * allows, by the model's least producers and slots, at most one more of
  * each. The program then runs your run_loader() at that size.

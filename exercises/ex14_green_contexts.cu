@@ -22,13 +22,15 @@
  * Targets: the median latency within the budget, and the background's cost
  * within 2.5% of its cost at the cheapest size that meets it.
  *
- * Expected numbers on an H100: lab14's run (2026-11-24): 21.9 us in a
- * 16-SM partition behind the background against 21.3 alone (2501 us at the
- * same priority), the background 1.140x as long on 116 SMs (model 1.140).
+ * Expected numbers on an H100: lab14's run (2026-11-23, its handout): 33.5
+ * us in a 16-SM partition behind the background against 26.8 alone (2510 us
+ * at the same priority), the background 1.138x as long on 116 SMs (model
+ * 1.140).
  * The reference solution on an H100 (2026-11-23): urgent 29.2 us behind the
  * background against 28.3 alone (1.03x), the background 1.140x (model
- * 1.140); level two, a 156-block kernel of 40.7 us: k = 56, 149.2 us against
- * a budget of 160.8, the background 1.737x against the cheapest k's 1.740x.
+ * 1.140); level two, a 156-block kernel of 40.7 us: 149.2 us against a
+ * budget of 160.8, the background 1.737x against the cheapest k's 1.740x
+ * (the device's sizes and the budget's form: lab14's handout, Part 1).
  *
  * Build and run:   make ex14 && ./ex14        (./ex14 --quick: a shorter run)
  * As given the results are right, the urgent kernel waits for the

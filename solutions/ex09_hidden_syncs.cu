@@ -51,7 +51,7 @@ void finish_training(train_state *t)
  * .. i queued, K x G of work, when its wait returns; the stall S then
  * leaves the GPU idle max(0, S - K x G). S <= 2.6 G: K = 2 leaves up to
  * 0.6 G a stall, K = 3 nothing. */
-const int LEVEL2_PREDICTED_LAG = 3;
+const double LEVEL2_PREDICTED_IDLE = 0.6 / 2.6; /* K = 2 at S = 2.6 G: 23% */
 
 /* Step s's loss goes to slot s % LEVEL2_SLOTS, its event recorded behind
  * the copy. With a lag of LEVEL2_MAX_LAG = LEVEL2_SLOTS - 1, slot s's last

@@ -89,15 +89,15 @@ void run_loader(const loader *l)
 
 loader_size choose_loader(const level2_job *job, double *predicted_busy)
 {
-    /* SOLUTION: the GPU takes a batch every C + S; w producers deliver one
-     * every P / w (while w <= cores): they keep pace from w = ceil(P / (C + S)).
+    /* SOLUTION: the GPU takes a batch every C + K; w producers deliver one
+     * every P / w (while w <= cores): they keep pace from w = ceil(P / (C + K)).
      * A slot is out of the producers' hands from its preparation until the
-     * event after its step passes, P + C + S, and the ring hands the GPU n
-     * slots in that time: n = ceil((P + C + S) / (C + S)), one more than w.
+     * event after its step passes, P + C + K, and the ring hands the GPU n
+     * slots in that time: n = ceil((P + C + K) / (C + K)), one more than w.
      * That least size has no room for a preparation slower than P (lab11
      * measured them at 0.8x to 1.7x of the calibrated P), so one more of
      * each, as much as the price allows. The GPU is then the bottleneck:
-     * busy B S over P + B (C + S), the first batch's preparation idle. */
+     * busy B K over P + B (C + K), the first batch's preparation idle. */
     double per = job->copy_ms + job->step_ms;
     int w = (int)ceil(job->prep_ms / per - 1e-9) + 1;
     int n = (int)ceil((job->prep_ms + per) / per - 1e-9) + 1;

@@ -413,9 +413,9 @@ PY
     grade_class --only ex01,ex02 >/dev/null
     run cat "$BATS_TEST_TMPDIR/out/grades-import.csv"
     assert_output 'student,total,max
-ann,16,26
-bob,0,26
-"lee, ""jo""",16,26'
+ann,16,32
+bob,0,32
+"lee, ""jo""",16,32'
 }
 
 @test "Gradescope's scripts stop with one line and exit 3 on a runner without a GPU, and write no results" {

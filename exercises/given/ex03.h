@@ -46,7 +46,7 @@ typedef struct {
      * background had already ended (the host waited) ran on an idle GPU. */
     void (*launch)(void);
     cudaStream_t stream;     /* the kernel's stream */
-    cudaStream_t background; /* the background's stream: you may record events in it */
+    cudaStream_t background; /* the background's stream (no host-side waits on it) */
     event_timer timer;       /* a start and a stop event, yours to record */
 } loaded_bench;
 

@@ -31,9 +31,8 @@ void run_pipeline(const pipeline *p);
 /* ---- Level two: a pipeline that forks and joins ----
  * Four stages a batch: the first, then two branches that each read what the
  * first wrote (and not each other), then a join that reads both branches.
- * Each branch's time is drawn afresh for every batch: either can end last.
- * Which stage waits for which, and for how many events, is yours to work
- * out from lab08's model. */
+ * Each branch's time is drawn afresh for every batch. Which stage waits for
+ * which is yours to work out from lab08's model. */
 
 enum { LEVEL2_FIRST, LEVEL2_BRANCH_A, LEVEL2_BRANCH_B, LEVEL2_JOIN, LEVEL2_STAGES };
 enum { LEVEL2_BATCHES = 4, LEVEL2_EVENTS = 8 };

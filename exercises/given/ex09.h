@@ -56,12 +56,12 @@ typedef struct {
     void (*report)(int step, double loss);
 } loss_ring;
 
-/* Yours, before train_step_reported(): the model's answer to "what is the
- * smallest lag, in steps, at which the program's longest stall (2.6 G)
- * leaves the GPU no idle time?", for a host that waits for the loss of step
- * (step - lag) in train_step_reported(t, r, step). The program prints it
- * beside the model's answer for each run's own times; no points ride on it. */
-extern const int LEVEL2_PREDICTED_LAG;
+/* Yours, before train_step_reported(): the model's answer to "what share of
+ * the program's longest stall (2.6 G) does the GPU sit idle?", for a host
+ * that waits for the loss of step (step - 2) in train_step_reported(t, r,
+ * step), as a fraction of the stall (0.5 for 50%). The program prints it
+ * beside the model's answer at the run's longest stall; no points ride on it. */
+extern const double LEVEL2_PREDICTED_IDLE;
 
 /* Yours. One step as train_step() queues it, and the report of every loss
  * the lag requires by now (see above): each loss reported once, right,

@@ -23,18 +23,18 @@
  * P + B max(P / min(w, cores), C+K); busy B K over that.
  *
  * Level two, after level one, in the same run: a job drawn afresh, P =
- * r (C + S) with r = k + f, k from 2 to 4 (fewer on a host of few cores)
- * and f in [0.2, 0.5), S drawn in [1.5, 2.5) ms: P is calibrated to it,
- * then S set to P / r - C, so that r is exact in the numbers handed over.
+ * r (C + K) with r = k + f, k from 2 to 4 (fewer on a host of few cores)
+ * and f in [0.2, 0.5), K drawn in [1.5, 2.5) ms: P is calibrated to it,
+ * then K set to P / r - C, so that r is exact in the numbers handed over.
  * The student's choose_loader() returns producers and slots; the program
  * runs the student's run_loader() at that size, timed and slowed as in
  * level one, and counts the threads that called prepare() itself. The
- * model: producers keep pace when P / min(w, cores) <= C + S; a slot is
- * held from its preparation until the event after its step, P + C + S, so
- * n slots keep pace when (P + C + S) / n <= C + S. The least size is
+ * model: producers keep pace when P / min(w, cores) <= C + K; a slot is
+ * held from its preparation until the event after its step, P + C + K, so
+ * n slots keep pace when (P + C + K) / n <= C + K. The least size is
  * ceil(r) producers and ceil(r + 1) slots; at any size the run takes
- * P + B max(P / min(w, cores), (P + C + S) / n, C + S), at best (the GPU
- * the bottleneck) P + B (C + S). A call of prepare() or step() out of range
+ * P + B max(P / min(w, cores), (P + C + K) / n, C + K), at best (the GPU
+ * the bottleneck) P + B (C + K). A call of prepare() or step() out of range
  * is counted there (a level-two error), not fatal: level one's points stand.
  *
  * The metrics (grader/rubrics/ex11.ini scores them; grading.h says how they
@@ -52,7 +52,7 @@
  *   busy, model_busy         the GPU's busy share in your run, and the model's;
  *   efficiency               busy / model_busy, round by round;
  * level two's:
- *   level2_prep_ms, level2_copy_ms, level2_step_ms   the job drawn (P, C, S);
+ *   level2_prep_ms, level2_copy_ms, level2_step_ms   the job drawn (P, C, K);
  *   level2_producers, level2_slots   the student's size;
  *   level2_threads_used      threads that called prepare(), the most in any run;
  *   level2_least_producers, level2_least_slots   the model's least size;
@@ -69,7 +69,7 @@
  *                            out of range and batches not stepped once;
  *   level2_wrong             their sum, plus 1 for a size out of range
  *                            (nothing else is then measured).
- * --check: 12 batches of 1 ms and 0.5 ms, one round; level two's S 0.5 ms. */
+ * --check: 12 batches of 1 ms and 0.5 ms, one round; level two's K 0.5 ms. */
 #include "ex11.h"
 #include "grading.h"
 #include "kernels.h"
@@ -122,7 +122,7 @@ static const verdict BUSY = {
 static const verdict LEVEL2_BUSY = {
     "level2_gpu_kept_busy", 0.9, INFINITY, "%",
     "level two's GPU waited for the producers: do w threads preparing a batch each P keep "
-    "pace with a GPU that takes one every C + S? And a slot is busy from its preparation "
+    "pace with a GPU that takes one every C + K? And a slot is busy from its preparation "
     "until the event after its step: do your slots come back in time?"};
 /* Exact: the threads that prepared and the slots asked for, each within the
  * model's least and one more. */
@@ -132,7 +132,7 @@ static const verdict LEVEL2_SIZED = {
     "pace with the GPU, the least slots that come back in time, and at most one more of each"};
 
 enum { WARMUP = 1, BATCH_WORDS = 1 << 20, SLOW_EVERY = 4, SLOW_PREP = 3, SLOW_STEP = 4 };
-/* Level two's r = P / (C + S): k + f, k in [2, 4] producers short, f in [0.2, 0.5). */
+/* Level two's r = P / (C + K): k + f, k in [2, 4] producers short, f in [0.2, 0.5). */
 enum { LEVEL2_K_LO = 2, LEVEL2_K_HI = 4 };
 static const double LEVEL2_FRAC_LO = 0.2, LEVEL2_FRAC_HI = 0.5;
 
@@ -277,7 +277,7 @@ static run_result slowed_run(tally *t, size_t *wrong, loader_size size)
 
 /* ---- Level two: the loader sized by the model ------------------------------- */
 
-/* The job, drawn afresh (the opening comment says how); returns r = P / (C + S). */
+/* The job, drawn afresh (the opening comment says how); returns r = P / (C + K). */
 static double draw_job(level2_job *job, int check)
 {
     int hi = bench.cores - 2 < LEVEL2_K_HI ? bench.cores - 2 : LEVEL2_K_HI; /* a core to step */
@@ -291,8 +291,8 @@ static double draw_job(level2_job *job, int check)
     return r;
 }
 
-/* The model's least size: producers that keep pace, P / w <= C + S, and
- * slots that come back in time, (P + C + S) / n <= C + S. */
+/* The model's least size: producers that keep pace, P / w <= C + K, and
+ * slots that come back in time, (P + C + K) / n <= C + K. */
 static loader_size least_size(const level2_job *j)
 {
     double per = j->copy_ms + j->step_ms, r = j->prep_ms / per;
@@ -324,7 +324,7 @@ static void level_two(report *r, int rounds, int check)
     report_param(r, "level2_prep_ms", job.prep_ms, "ms");
     report_param(r, "level2_copy_ms", job.copy_ms, "ms");
     report_param(r, "level2_step_ms", job.step_ms, "ms");
-    report_fact(r, "level2_ratio", ratio, "", "r = P / (C + S): batches the GPU steps while one "
+    report_fact(r, "level2_ratio", ratio, "", "r = P / (C + K): batches the GPU steps while one "
                 "is prepared");
     report_value(r, "your choice", "producers", size.producers, "");
     report_value(r, "your choice", "slots", size.slots, "");
@@ -375,11 +375,11 @@ static void level_two(report *r, int rounds, int check)
 
     report_value(r, "your loader", "threads_preparing", threads, "");
     report_stats(r, "your loader", "prep_per_batch", &s_prep, "ms");
-    report_compare(r, "your loader", "time", "P + B max(P/w, (P+C+S)/n, C+S)",
+    report_compare(r, "your loader", "time", "P + B max(P/w, (P+C+K)/n, C+K)",
                    job.batches * job.step_ms / at_size, &s_ms, "ms");
     report_value(r, "your prediction", "gpu_busy", predicted, "");
     report_compare(r, "your loader", "gpu_busy", "the model at your size", at_size, &s_busy, "");
-    report_compare(r, "your loader", "gpu_busy", "the best: B S / (P + B(C+S))", best, &s_busy,
+    report_compare(r, "your loader", "gpu_busy", "the best: B K / (P + B(C+K))", best, &s_busy,
                    "");
     report_tally(r, "level2_batches_verified", &two, "batches of your loader at your size the "
                  "GPU found wrong (a word differed from what prepare() wrote) or never stepped");

@@ -40,15 +40,15 @@ void run_loader(const loader *l);
 
 /* ---- Level two: how many producers, how many slots ----
  * The same loader, sized by you. Each run draws a job afresh: a preparation
- * of P ms on one core, a copy of C and a step of S on the GPU, with P
- * several times C + S. Every producer thread takes a core from the host,
+ * of P ms on one core, a copy of C and a step of K on the GPU, with P
+ * several times C + K. Every producer thread takes a core from the host,
  * every slot is 4 MiB of pinned memory: the price of a loader is its size. */
 typedef struct {
     int batches;    /* B, as in level one */
     double prep_ms; /* P: one batch's preparation, alone on one core (calibrated
                        this run: the host's speed moves from run to run) */
     double copy_ms; /* C: one batch's copy from a pinned slot, measured */
-    double step_ms; /* S: the GPU's step on a batch */
+    double step_ms; /* K: the GPU's step on a batch */
     int cores;      /* the host's online cores */
 } level2_job;
 
