@@ -61,9 +61,9 @@ metric() {
     [ "$(cat "$ALL.rc")" = 0 ] || fail "grade.py exited $(cat "$ALL.rc"): $(tail -5 "$ALL.txt")"
     run python3 tests/fixtures/grading/check_outputs.py junit "$ALL/junit.xml"
     assert_success
-    # ex13's five criteria (three of level one, two of level two) count where
+    # ex13's six criteria (three of level one, three of level two) count where
     # it was graded (2 GPUs), not where waived
-    assert_line "solutions: $(($(gpus) >= 2 ? 79 : 74)) tests, 0 failures"
+    assert_line "solutions: $(($(gpus) >= 2 ? 80 : 74)) tests, 0 failures"
     for s in solutions exercises fake-output over-synchronised racy hanging out-of-bounds build-error level1-only; do
         python3 tests/fixtures/grading/check_outputs.py gradescope "$ALL/$s/results.json" >/dev/null ||
             fail "$s/results.json is not valid"
@@ -145,9 +145,11 @@ EOF
     python3 -c "import sys; sys.exit(not $output >= 0.9)" || fail "sol13's level two $output of the best"
     run metric solutions ex13 level2_wrong
     assert_output "0"
+    run metric solutions ex13 level2_model_gap
+    python3 -c "import sys; sys.exit(not $output <= 0.01)" || fail "sol13's m $output above the model's best"
     # as given: right, each layer and bucket queued once (4 points), and
     # serial; level two right at one layer a bucket (2 points), 20% or more
-    # slower than the best size by the model
+    # slower than the best size by the model and not the model's m
     run row exercises ex13
     assert_output --partial "6/16,partial,overlaps: speedup"
     run row build-error ex13
@@ -418,8 +420,8 @@ PY
     run metric level1-only ex11 level2_size_off
     python3 -c "import sys; sys.exit(not $output >= 2)" || fail "level two's size off by $output"
     # ex13 (two GPUs only; waived on one): level one's 10 and level two's
-    # correctness 2: one layer a bucket is right, and 20% or more slower than
-    # the best size by the model
+    # correctness 2: one layer a bucket is right, 20% or more slower than the
+    # best size by the model, and more than 1% off the model's m
     (($(gpus) >= 2)) || return 0
     run row level1-only ex13
     assert_output --partial "12/16,partial,level2_bucket_size: level2_of_best"
@@ -429,6 +431,8 @@ PY
     python3 -c "import sys; sys.exit(not $output >= 1.2)" || fail "level one's speedup $output"
     run metric level1-only ex13 level2_m
     assert_output "1"
+    run metric level1-only ex13 level2_model_gap
+    python3 -c "import sys; sys.exit(not $output > 0.01)" || fail "one layer a bucket $output from the model's best"
 }
 
 @test "printed output is never read: ex03's constant misses two random durations, ex04's verdict earns nothing" {

@@ -90,15 +90,19 @@ verdicts="overlap_follows_model best_bucket_between full_sms_hide_less priority_
     assert_output --regexp "\[ok\] +sums_verified"
     assert_output --regexp "observed: NO +buckets_overlap_layers"
     # level two as handed out: one layer a bucket, right, and 20% or more
-    # slower than the best size by the model
+    # slower than the best size by the model: neither the measured bar nor
+    # the model's m
     assert_output --regexp "\[ok\] +level2_sums_verified"
     assert_output --regexp "your choice +m +1 layers"
     assert_output --regexp "observed: NO +level2_bucket_size"
+    assert_output --regexp "observed: NO +level2_sized_by_model"
     assert_output --partial "What the grader would give"
     run ./sol13 --quick
     assert_success
     assert_output --regexp "observed: yes buckets_overlap_layers"
     assert_output --regexp "observed: yes level2_bucket_size"
+    assert_output --regexp "observed: yes level2_sized_by_model"
+    assert_output --regexp "your m, by the model +gap +"
     assert_output --regexp "your prediction +speedup +1\.44"
     assert_output --partial "total: 16 of 16 points for this run"
 }
@@ -111,6 +115,7 @@ verdicts="overlap_follows_model best_bucket_between full_sms_hide_less priority_
     assert_failure 4
     assert_output --regexp "observed: yes buckets_overlap_layers"
     assert_output --regexp "observed: NO +level2_bucket_size"
+    assert_output --regexp "observed: NO +level2_sized_by_model"
     assert_output --partial "total: 12 of 16 points for this run"
 }
 

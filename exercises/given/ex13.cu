@@ -38,12 +38,16 @@
  * Its all-reduces go through a second communicator of one block per
  * collective (lab13's part 4: about 21 GB/s on two H200s, where lab13's
  * overlap followed its model within 1%), fitted first: t(S) = alpha + S/B
- * over three sizes, least squares. Then a job drawn afresh: L = --layers
- * layers of t = alpha / q, q in [0.5, 1.2) (the spin set from a first
- * measurement of the layers alone, t then measured again), g = r t B bytes
- * of gradients a layer, r in [0.5, 1.4), r drawn again (up to 64 times)
- * until the model at this run's alpha, B and t puts one layer a bucket and
- * one bucket for all 20% or more above its best. The student's
+ * over three sizes, least squares. Then a job drawn afresh: first the
+ * model's best m, uniform over the divisors of L (but L) that the ranges
+ * below can make the best; then L = --layers layers of t = alpha / q, q in
+ * [0.4, 3) (a q for which some r gives that best, in the model; the spin
+ * set from a first measurement of the layers alone, t then measured
+ * again), g = r t B bytes of gradients a layer, r in [0.1, 1), r drawn
+ * again (up to 64 times) until the model at this run's alpha, B and t has
+ * that best m, with one layer a bucket and one bucket for all 20% or more
+ * above it. So the best m moves from job to job, and no one m is near the
+ * best in most of them. The student's
  * level2_bucket_layers() gets L, t, g, alpha and B (ex13.h) and returns m;
  * the program runs the student's run_backward() with buckets of m layers,
  * its own serial pass (every layer, then one all-reduce of everything: one
@@ -67,6 +71,9 @@
  *   level2_best_speedup   the fastest candidate's, serial over it;
  *   level2_of_best        the fastest candidate's time over the student's
  *                         pass, round by round, the median;
+ *   level2_model_gap      the student's m by the model at the job handed in:
+ *                         T(m) over the least T of the candidates, less 1
+ *                         (0 at the model's best);
  *   level2_mismatches, level2_checked, level2_calls_wrong   reduced words
  *                         wrong in level two's runs (every way's), of all
  *                         checked; the student's calls out of range, and
@@ -123,9 +130,6 @@ static void check_pass_sizes(common_options *opt)
 /* lab13's tolerance: the model leaves out the SMs NCCL's kernels take from
  * the layers, so it is an upper bound; lab13 reached 0.98 of it on two
  * H200s, and 0.7 leaves a shared host's spread. */
-/* lab13's tolerance: the model leaves out the SMs NCCL's kernels take from
- * the layers, so it is an upper bound; lab13 reached 0.98 of it on two
- * H200s, and 0.7 leaves a shared host's spread. */
 static const verdict OVERLAPS = {
     "buckets_overlap_layers", 0.7, INFINITY, "x",
     "your buckets did not ride behind the layers: is each all_reduce(k) issued inside the layer "
@@ -139,16 +143,26 @@ static const verdict BEST_BUCKET = {
     "your m is not the bucket size this job wants: each bucket costs alpha + m g / B, and the "
     "pass ends either with the layers and the last bucket, or with the first bucket's layers "
     "and every bucket's all-reduce, one after the other (lab13's handout, Stuck?)"};
+/* Level two: the student's m against the model's best at the job handed in,
+ * T(m) / min over the candidates of T - 1, 0 at the model's best; the
+ * rubric's level2_sized_by_model says why 1%. */
+static const verdict SIZED_BY_MODEL = {
+    "level2_sized_by_model", -INFINITY, 0.01, "%",
+    "your m is not the model's: work out T(m) for every m from 1 to L at the job's own t, g, "
+    "alpha and B (the last bucket holding what is left) and return the fastest; a size that is "
+    "good for most jobs is not this job's"};
 
 enum { WARMUP = 1, CALLS = 3, MAX_BUCKETS = 32768, MAX_WAYS2 = 32 };
 static const double MIB = 1048576.0;
 /* the program's serial and overlapped passes, the student's, the layers alone */
 enum way { COMPUTE_ONLY, SERIAL, YOURS, WAYS, OVERLAPPED = WAYS };
 
-/* Level two's draw (the opening comment): q = alpha / t and r = g / (B t). */
-static const double L2_Q_LO = 0.5, L2_Q_HI = 1.2, L2_R_LO = 0.5, L2_R_HI = 1.4;
+/* Level two's draw (the opening comment): q = alpha / t and r = g / (B t),
+ * wide enough that the model's best m moves from job to job (2 to 8 of 24
+ * layers; the rubric's level2_sized_by_model gives the shares). */
+static const double L2_Q_LO = 0.4, L2_Q_HI = 3.0, L2_R_LO = 0.1, L2_R_HI = 1.0;
 static const double L2_MARGIN = 1.2; /* one layer a bucket and one bucket at least 20% slower */
-enum { L2_TRIES = 64, L2_SLOW_CTAS = 1 };
+enum { L2_TRIES = 64, L2_PAIRS = 256, L2_GRID = 24, L2_SLOW_CTAS = 1 };
 
 /* The program's own bench: static, so that the student's file reaches it
  * only through layer(), last_layer() and all_reduce(). */
@@ -435,31 +449,69 @@ static void level2_job(int L, double spin_ms, size_t layer_words)
              grad_shape("half of the SMs", bench.g.shape.blocks, 1));
 }
 
+/* 1 when the model puts job j's best m 20% or more below one layer a bucket
+ * and below one bucket for all, and that best is `want` (any m when 0). */
+static int job_fits(const bucket_job *j, int want)
+{
+    int best = model_best_m(j);
+    double top = model_speedup(j, best);
+    return top >= L2_MARGIN && top >= L2_MARGIN * model_speedup(j, 1) && (!want || best == want);
+}
+
+/* The job's best m, drawn first: uniform over the divisors of L (but L)
+ * that some q and r of the ranges make the model's best with the margins
+ * (a grid over the ranges, in the model at t = 1); 0, any m, when none. */
+static int draw_best_m(int L)
+{
+    int reach[257] = {0}, n = 0, pick[256];
+    for (int a = 0; a < L2_GRID; a++)
+        for (int b = 0; b < L2_GRID; b++) {
+            double q = L2_Q_LO + (L2_Q_HI - L2_Q_LO) * (a + 0.5) / L2_GRID;
+            double r = L2_R_LO + (L2_R_HI - L2_R_LO) * (b + 0.5) / L2_GRID;
+            bucket_job j = {L, 1, r, q, 1}; /* t = 1, alpha = q, g / B = r */
+            int m = model_best_m(&j);
+            if (L % m == 0 && m < L && job_fits(&j, m))
+                reach[m] = 1;
+        }
+    for (int m = 2; m < L; m++)
+        if (reach[m])
+            pick[n++] = m;
+    if (n == 0)
+        return 0;
+    int i = (int)grading_uniform(0, n);
+    return pick[i < n ? i : n - 1];
+}
+
 /* The job, drawn afresh (the opening comment says how): fills *j. */
 static void draw_job(bucket_job *j, const link_fit *fit, int check)
 {
-    int L = bench.g.layers;
+    int L = bench.g.layers, want = check ? 0 : draw_best_m(L);
     size_t most = bench.g.capacity / L; /* words a layer may hold */
     for (int tries = 0;; tries++) {
-        double q = grading_uniform(L2_Q_LO, L2_Q_HI), target = fit->alpha_ms / q;
+        double q;
+        for (int k = 0;; k++) { /* a q for which some r makes `want` the best, in the model */
+            q = grading_uniform(L2_Q_LO, L2_Q_HI);
+            bucket_job nominal = {L, 1, grading_uniform(L2_R_LO, L2_R_HI), q, 1};
+            if (!want || k + 1 >= L2_PAIRS || job_fits(&nominal, want))
+                break;
+        }
+        double target = fit->alpha_ms / q;
         size_t lw = (size_t)fmin((double)most, fmax(1, target * fit->bytes_per_ms / 4));
         level2_job(L, target, lw); /* a first measurement, then the spin set from it */
         double over = layer_time_ms(check ? 1 : 3) - target;
         level2_job(L, fmax(0.005, target - over), lw);
         double t = layer_time_ms(check ? 1 : 5);
         *j = (bucket_job){L, t, 0, fit->alpha_ms, fit->bytes_per_ms};
-        for (int k = 0; k < L2_TRIES; k++) {
+        for (int k = 0; k < L2_TRIES; k++) { /* r again, at the measured t */
             double r = grading_uniform(L2_R_LO, L2_R_HI);
             lw = (size_t)fmin((double)most, fmax(1, r * t * fit->bytes_per_ms / 4));
             j->layer_bytes = lw * 4.0;
-            double top = model_speedup(j, model_best_m(j));
-            if ((top >= L2_MARGIN * model_speedup(j, 1) && top >= L2_MARGIN) || check)
+            if (check || job_fits(j, want))
                 break;
         }
         lw = (size_t)(j->layer_bytes / 4);
         level2_job(L, bench.g.layer_ns * 1e-6, lw);
-        double top = model_speedup(j, model_best_m(j));
-        if (check || tries >= 7 || (top >= L2_MARGIN * model_speedup(j, 1) && top >= L2_MARGIN))
+        if (check || tries >= 7 || job_fits(j, want))
             return; /* on one GPU, or a host far off the model: the last draw stands */
     }
 }
@@ -467,7 +519,7 @@ static void draw_job(bucket_job *j, const link_fit *fit, int check)
 typedef struct {
     bucket_job job;
     int m, model_m, best_m, measured;
-    double speedup, model_speedup, best_speedup, of_best, wrong;
+    double speedup, model_speedup, best_speedup, of_best, model_gap, wrong;
 } level2_result;
 
 typedef struct { enum way w; int m; } bucket_way;
@@ -521,6 +573,15 @@ static level2_result level_two(lab_run *lab, int check)
     for (int m = 1; m < L && n < MAX_WAYS2; m++)
         if (L % m == 0 || m == o.model_m)
             ways[n++] = (bucket_way){OVERLAPPED, m};
+    /* the student's m by the model at this job: T(m) over the fastest
+     * candidate's T, less 1 (0 at the model's best, one of them) */
+    double link = o.job.layer_bytes / o.job.bytes_per_ms, fastest = INFINITY;
+    for (int i = 2; i < n; i++)
+        fastest = fmin(fastest, bucket_model_ms(L, o.job.layer_ms, o.job.alpha_ms, link, ways[i].m));
+    o.model_gap = bucket_model_ms(L, o.job.layer_ms, o.job.alpha_ms, link, o.m) / fastest - 1;
+    report_value(r, "your m, by the model", "gap", o.model_gap * 100, "%");
+    report_text(r, "  (the model's T at your m over its T at its best m, %d, less 1: the same "
+                "alpha, B, t and g\n  your function was handed)\n", o.model_m);
     double *v = (double *)lab_pageable(lab, (size_t)n * rounds * sizeof(double));
     measure_ways(timed_run2, ways, sizeof ways[0], n, 1, WARMUP, rounds, v);
     set_buckets((size_t)o.m * bench.g.layer_words);
@@ -587,6 +648,10 @@ int main(int argc, char **argv)
         report_verdict(r, &BEST_BUCKET, two.of_best, "m = %d: %.2fx over serial, the fastest "
                        "candidate (m = %d) %.2fx; the model's best m = %d, %.2fx at yours", two.m,
                        two.speedup, two.best_m, two.best_speedup, two.model_m, two.model_speedup);
+    if (two.measured)
+        report_verdict(r, &SIZED_BY_MODEL, two.model_gap, "m = %d, the model's best m = %d: the "
+                       "model's time at yours %.2f%% above its best", two.m, two.model_m,
+                       two.model_gap * 100);
 
     grading_value("gpus", bench.g.gpus);
     grading_value("runs", bench.runs);
@@ -614,6 +679,7 @@ int main(int argc, char **argv)
         grading_value("level2_model_speedup", two.model_speedup);
         grading_value("level2_best_speedup", two.best_speedup);
         grading_value("level2_of_best", two.of_best);
+        grading_value("level2_model_gap", two.model_gap);
         grading_value("level2_mismatches", (double)bench.sums2.wrong);
         grading_value("level2_checked", (double)bench.sums2.checked);
         grading_value("level2_calls_wrong", bench.calls_out2 + bench.calls_wrong2);
