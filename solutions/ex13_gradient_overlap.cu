@@ -54,11 +54,12 @@ static double pass_ms(const bucket_job *j, int m)
     return fmax(end, j->layers * j->layer_ms);
 }
 
-int level2_bucket_layers(const bucket_job *j)
+int level2_bucket_layers(const bucket_job *j, double *predicted_ms)
 {
     int best = j->layers;
     for (int m = j->layers - 1; m >= 1; m--) /* of equals, the largest: fewer calls */
         if (pass_ms(j, m) < pass_ms(j, best))
             best = m;
+    *predicted_ms = pass_ms(j, best); /* SOLUTION: the model's own number, at this job */
     return best;
 }

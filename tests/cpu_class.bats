@@ -291,7 +291,7 @@ grade_two() {
     local harness
     harness=$(cat <<EOF
 m='$METRICS_EX01'
-[ "\$GRADER_EXERCISE" = ex13 ] && m='"mismatches": 0, "calls_wrong": 0, "speedup": 1.4, "level2_wrong": 0, "level2_of_best": 1.0, "level2_model_gap": 0'
+[ "\$GRADER_EXERCISE" = ex13 ] && m='"mismatches": 0, "calls_wrong": 0, "speedup": 1.4, "level2_wrong": 0, "level2_of_best": 1.0, "level2_model_off": 0'
 tests/fixtures/grading/fake-harness.sh "\$m, \"visible\": \"\$CUDA_VISIBLE_DEVICES\""
 EOF
     )

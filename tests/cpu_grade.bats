@@ -490,7 +490,7 @@ ex14: builds: yes"
 
 @test "an exercise that needs two GPUs is waived, in no total, on a worker with one, and graded on a worker with two" {
     require_sandbox
-    local metrics='"mismatches": 0, "calls_wrong": 0, "speedup": 1.4, "level2_wrong": 0, "level2_of_best": 1.0, "level2_model_gap": 0'
+    local metrics='"mismatches": 0, "calls_wrong": 0, "speedup": 1.4, "level2_wrong": 0, "level2_of_best": 1.0, "level2_model_off": 0'
     # one GPU a worker (--gpus 1): never run, no criteria, 0/0 for everyone
     CUDA_VISIBLE_DEVICES=0 fake --only ex13 --gpus 1 --fake-gpu-probe true \
         --fake-harness "tests/fixtures/grading/fake-harness.sh '$metrics'" >/dev/null

@@ -147,9 +147,14 @@ EOF
     assert_output "0"
     run metric solutions ex13 level2_model_gap
     python3 -c "import sys; sys.exit(not $output <= 0.01)" || fail "sol13's m $output above the model's best"
+    run metric solutions ex13 level2_prediction_off
+    python3 -c "import sys; sys.exit(not $output <= 0.02)" || fail "sol13's predicted time $output off the model's"
+    run metric solutions ex13 level2_model_off
+    assert_output "0"
     # as given: right, each layer and bucket queued once (4 points), and
     # serial; level two right at one layer a bucket (2 points), 20% or more
-    # slower than the best size by the model and not the model's m
+    # slower than the best size by the model, not the model's m, and a
+    # predicted time of 0
     run row exercises ex13
     assert_output --partial "6/16,partial,overlaps: speedup"
     run row build-error ex13
@@ -421,7 +426,8 @@ PY
     python3 -c "import sys; sys.exit(not $output >= 2)" || fail "level two's size off by $output"
     # ex13 (two GPUs only; waived on one): level one's 10 and level two's
     # correctness 2: one layer a bucket is right, 20% or more slower than the
-    # best size by the model, and more than 1% off the model's m
+    # best size by the model, more than 1% off the model's m, and its
+    # predicted time 0, 100% off the model's
     (($(gpus) >= 2)) || return 0
     run row level1-only ex13
     assert_output --partial "12/16,partial,level2_bucket_size: level2_of_best"
@@ -433,6 +439,10 @@ PY
     assert_output "1"
     run metric level1-only ex13 level2_model_gap
     python3 -c "import sys; sys.exit(not $output > 0.01)" || fail "one layer a bucket $output from the model's best"
+    run metric level1-only ex13 level2_prediction_off
+    assert_output "1"
+    run metric level1-only ex13 level2_model_off
+    assert_output "1"
 }
 
 @test "printed output is never read: ex03's constant misses two random durations, ex04's verdict earns nothing" {

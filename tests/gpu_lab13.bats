@@ -91,7 +91,7 @@ verdicts="overlap_follows_model best_bucket_between full_sms_hide_less priority_
     assert_output --regexp "observed: NO +buckets_overlap_layers"
     # level two as handed out: one layer a bucket, right, and 20% or more
     # slower than the best size by the model: neither the measured bar nor
-    # the model's m
+    # the model's m and time (a predicted 0)
     assert_output --regexp "\[ok\] +level2_sums_verified"
     assert_output --regexp "your choice +m +1 layers"
     assert_output --regexp "observed: NO +level2_bucket_size"
@@ -103,6 +103,8 @@ verdicts="overlap_follows_model best_bucket_between full_sms_hide_less priority_
     assert_output --regexp "observed: yes level2_bucket_size"
     assert_output --regexp "observed: yes level2_sized_by_model"
     assert_output --regexp "your m, by the model +gap +"
+    assert_output --regexp "your predicted T\(m\) +pass_ms +"
+    assert_output --regexp "the model's T\(m\) +pass_ms +"
     assert_output --regexp "your prediction +speedup +1\.44"
     assert_output --partial "total: 16 of 16 points for this run"
 }

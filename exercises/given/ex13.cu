@@ -48,8 +48,10 @@
  * that best m, with one layer a bucket and one bucket for all 20% or more
  * above it. So the best m moves from job to job, and no one m is near the
  * best in most of them. The student's
- * level2_bucket_layers() gets L, t, g, alpha and B (ex13.h) and returns m;
- * the program runs the student's run_backward() with buckets of m layers,
+ * level2_bucket_layers() gets L, t, g, alpha and B (ex13.h) and returns m
+ * and the pass time the model predicts at that m (the model's own number,
+ * printed beside the program's: a fixed m cannot carry it); the program
+ * runs the student's run_backward() with buckets of m layers,
  * its own serial pass (every layer, then one all-reduce of everything: one
  * bucket), and its own overlapped pass (lab13's, kernels/overlap.cu) at
  * every divisor of L and at the model's best m: the candidates, all in the
@@ -74,6 +76,11 @@
  *   level2_model_gap      the student's m by the model at the job handed in:
  *                         T(m) over the least T of the candidates, less 1
  *                         (0 at the model's best);
+ *   level2_predicted_ms, level2_model_ms   the student's predicted T(m) and
+ *                         the program's, at the student's m;
+ *   level2_prediction_off |predicted / the program's T(m) - 1|;
+ *   level2_model_off      0 when level2_model_gap <= L2_GAP_MAX and
+ *                         level2_prediction_off <= L2_PREDICTION_MAX, else 1;
  *   level2_mismatches, level2_checked, level2_calls_wrong   reduced words
  *                         wrong in level two's runs (every way's), of all
  *                         checked; the student's calls out of range, and
@@ -143,14 +150,17 @@ static const verdict BEST_BUCKET = {
     "your m is not the bucket size this job wants: each bucket costs alpha + m g / B, and the "
     "pass ends either with the layers and the last bucket, or with the first bucket's layers "
     "and every bucket's all-reduce, one after the other (lab13's handout, Stuck?)"};
-/* Level two: the student's m against the model's best at the job handed in,
- * T(m) / min over the candidates of T - 1, 0 at the model's best; the
- * rubric's level2_sized_by_model says why 1%. */
+/* Level two: the model's own numbers, both of them: the student's m within
+ * L2_GAP_MAX of the model's best T at the job handed in (T(m) / min over the
+ * candidates of T - 1, 0 at the model's best), and the T(m) the student
+ * predicts within L2_PREDICTION_MAX of the program's for that m; the
+ * rubric's level2_sized_by_model says why 1% and 2%. 0 when both hold. */
+static const double L2_GAP_MAX = 0.01, L2_PREDICTION_MAX = 0.02;
 static const verdict SIZED_BY_MODEL = {
-    "level2_sized_by_model", -INFINITY, 0.01, "%",
-    "your m is not the model's: work out T(m) for every m from 1 to L at the job's own t, g, "
-    "alpha and B (the last bucket holding what is left) and return the fastest; a size that is "
-    "good for most jobs is not this job's"};
+    "level2_sized_by_model", 0, 0, "",
+    "your m or your predicted time is not the model's: work out T(m) for every m from 1 to L at "
+    "the job's own t, g, alpha and B (the last bucket holding what is left), return the fastest "
+    "m and set *predicted_ms to its T; a size that is good for most jobs is not this job's"};
 
 enum { WARMUP = 1, CALLS = 3, MAX_BUCKETS = 32768, MAX_WAYS2 = 32 };
 static const double MIB = 1048576.0;
@@ -518,8 +528,9 @@ static void draw_job(bucket_job *j, const link_fit *fit, int check)
 
 typedef struct {
     bucket_job job;
-    int m, model_m, best_m, measured;
+    int m, model_m, best_m, measured, model_off;
     double speedup, model_speedup, best_speedup, of_best, model_gap, wrong;
+    double predicted_ms, model_ms, prediction_off;
 } level2_result;
 
 typedef struct { enum way w; int m; } bucket_way;
@@ -543,7 +554,8 @@ static level2_result level_two(lab_run *lab, int check)
     link_fit fit = fit_link(bytes, 3, check ? 1 : 3);
     draw_job(&o.job, &fit, check);
     o.model_m = model_best_m(&o.job);
-    o.m = level2_bucket_layers(&o.job);
+    o.predicted_ms = NAN; /* poisoned: a function that never sets it fails */
+    o.m = level2_bucket_layers(&o.job, &o.predicted_ms);
 
     report_section(r, "Level 2: how many layers a bucket, on a slower link");
     report_text(r, "  NCCL limited to %d block(s) per collective (lab13's part 4); the job drawn "
@@ -578,10 +590,17 @@ static level2_result level_two(lab_run *lab, int check)
     double link = o.job.layer_bytes / o.job.bytes_per_ms, fastest = INFINITY;
     for (int i = 2; i < n; i++)
         fastest = fmin(fastest, bucket_model_ms(L, o.job.layer_ms, o.job.alpha_ms, link, ways[i].m));
-    o.model_gap = bucket_model_ms(L, o.job.layer_ms, o.job.alpha_ms, link, o.m) / fastest - 1;
+    o.model_ms = bucket_model_ms(L, o.job.layer_ms, o.job.alpha_ms, link, o.m);
+    o.model_gap = o.model_ms / fastest - 1;
+    o.prediction_off = fabs(o.predicted_ms / o.model_ms - 1);
+    /* NaN (never set) fails: no comparison with it holds */
+    o.model_off = !(o.model_gap <= L2_GAP_MAX && o.prediction_off <= L2_PREDICTION_MAX);
     report_value(r, "your m, by the model", "gap", o.model_gap * 100, "%");
     report_text(r, "  (the model's T at your m over its T at its best m, %d, less 1: the same "
                 "alpha, B, t and g\n  your function was handed)\n", o.model_m);
+    report_value(r, "your predicted T(m)", "pass_ms", o.predicted_ms, "ms");
+    report_value(r, "the model's T(m)", "pass_ms", o.model_ms, "ms");
+    report_value(r, "your predicted T(m), off", "off", o.prediction_off * 100, "%");
     double *v = (double *)lab_pageable(lab, (size_t)n * rounds * sizeof(double));
     measure_ways(timed_run2, ways, sizeof ways[0], n, 1, WARMUP, rounds, v);
     set_buckets((size_t)o.m * bench.g.layer_words);
@@ -649,9 +668,12 @@ int main(int argc, char **argv)
                        "candidate (m = %d) %.2fx; the model's best m = %d, %.2fx at yours", two.m,
                        two.speedup, two.best_m, two.best_speedup, two.model_m, two.model_speedup);
     if (two.measured)
-        report_verdict(r, &SIZED_BY_MODEL, two.model_gap, "m = %d, the model's best m = %d: the "
-                       "model's time at yours %.2f%% above its best", two.m, two.model_m,
-                       two.model_gap * 100);
+        report_verdict(r, &SIZED_BY_MODEL, two.model_off, "m = %d, the model's best m = %d: the "
+                       "model's time at yours %.2f%% above its best (%.0f%% allowed); your "
+                       "predicted T(m) %.4f ms, the model's %.4f ms, %.2f%% off (%.0f%% allowed)",
+                       two.m, two.model_m, two.model_gap * 100, L2_GAP_MAX * 100,
+                       two.predicted_ms, two.model_ms, two.prediction_off * 100,
+                       L2_PREDICTION_MAX * 100);
 
     grading_value("gpus", bench.g.gpus);
     grading_value("runs", bench.runs);
@@ -680,6 +702,10 @@ int main(int argc, char **argv)
         grading_value("level2_best_speedup", two.best_speedup);
         grading_value("level2_of_best", two.of_best);
         grading_value("level2_model_gap", two.model_gap);
+        grading_value("level2_predicted_ms", two.predicted_ms);
+        grading_value("level2_model_ms", two.model_ms);
+        grading_value("level2_prediction_off", two.prediction_off);
+        grading_value("level2_model_off", two.model_off);
         grading_value("level2_mismatches", (double)bench.sums2.wrong);
         grading_value("level2_checked", (double)bench.sums2.checked);
         grading_value("level2_calls_wrong", bench.calls_out2 + bench.calls_wrong2);

@@ -55,11 +55,13 @@ typedef struct {
 } bucket_job;
 
 /* Yours, level two. Returns m, the layers per bucket (1 to L), for which the
- * pass is fastest on job j; the program then runs your run_backward() with
+ * pass is fastest on job j, and sets *predicted_ms to the time lab13's
+ * model gives a pass with buckets of that m on job j (the last bucket
+ * holding what is left). The program then runs your run_backward() with
  * buckets of m layers, in rounds beside its own serial pass and its own
- * overlapped pass at other sizes. Called once a run, before anything of
- * level two runs. */
-int level2_bucket_layers(const bucket_job *j);
+ * overlapped pass at other sizes, and prints your predicted time beside
+ * its own. Called once a run, before anything of level two runs. */
+int level2_bucket_layers(const bucket_job *j, double *predicted_ms);
 
 /* Yours, before level2_bucket_layers(): the model's best speedup over the
  * serial pass (every layer, then one all-reduce of everything) for L = 24
