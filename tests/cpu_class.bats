@@ -148,6 +148,7 @@ seven_in_shards() {
     require_sandbox
     command -v nvcc >/dev/null || skip "no nvcc here"
     one_arch
+    export BUILD="$BATS_TEST_TMPDIR/build" # ARCH must not reach make's stamps in build/
     CLASS="$BATS_TEST_TMPDIR/it's our class"
     student "o'brien"
     student 'm$x'

@@ -58,7 +58,10 @@ report() { python3 "$ROOT/tests/tools/report_check.py" "$@"; }
 # that asks (under a lock: suites may run at once), and every grading run
 # after it starts its private build from a copy (STREAMLAB_GRADE_PREBUILT,
 # grade.py), which its own make grade-flags then finds up to date. Where that
-# build fails, the grader builds its own, as it would without this.
+# build fails, the grader builds its own, as it would without this. A test
+# that runs make itself after one_arch gives it a BUILD of its own: ARCH in
+# build/ would rewrite its flags stamp, and the next make there would build
+# everything again.
 one_arch() {
     export ARCH=sm_90
     local prebuilt="$ROOT/build/grade-$ARCH"
