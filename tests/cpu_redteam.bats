@@ -17,7 +17,11 @@ DRIVERS="$BATS_FILE_TMPDIR/drivers"
 
 setup_file() {
     # the library once, for one GPU architecture: only the host code runs here
-    local flags="$BATS_FILE_TMPDIR/flags"
+    # (a copy of one_arch's, which the suites that grade share, where it built;
+    # one_arch in a subshell: ARCH stays out of the tests' make in build/)
+    local flags="$BATS_FILE_TMPDIR/flags" prebuilt
+    prebuilt=$(one_arch && echo "${STREAMLAB_GRADE_PREBUILT:-}")
+    [ -z "$prebuilt" ] || cp -a "$prebuilt" "$BATS_FILE_TMPDIR/build"
     make -s --no-print-directory ARCH=sm_90 BUILD="$BATS_FILE_TMPDIR/build" grade-flags \
         >"$flags" 2>&1 || return 0 # each test that needs it fails, naming the build
     local nvcc lib ldlibs cflags f
@@ -58,6 +62,7 @@ said() { cat "$OUT/work/ex01/measure.stdout"; }
 
 @test "the attacks on the build are refused before anything runs, each naming what it used" {
     require_sandbox
+    one_arch
     class="$BATS_TEST_TMPDIR/class"
     mkdir -p "$class"
     for d in "$REDTEAM"/rewrite-*/; do

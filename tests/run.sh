@@ -31,6 +31,8 @@ if [ "${CI:-}" = true ]; then
     command -v munged >/dev/null || missing+=(munge)
     # headless, to render the results page once (tests/cpu_page.bats)
     command -v chromium >/dev/null || missing+=(chromium)
+    # GNU parallel: bats --jobs runs the suites side by side (below)
+    parallel --version 2>/dev/null | grep -q 'GNU parallel' || missing+=(parallel)
 fi
 if ((${#missing[@]})); then
     if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
@@ -56,7 +58,17 @@ if [ -n "${clean:-}" ]; then
     export STREAMLAB_CLEAN_BUILD_LOG=$PWD/build/tests/build.log
 fi
 
-bats --tap tests/*.bats | tee build/tests/bats.tap
+# Without a usable GPU, the suites side by side, a file to each core, where
+# GNU parallel is here (bats --jobs needs it; make test installs it where
+# CI=true): a file's tests still run one after another, in the order they
+# are written, around its setup_file. With a GPU, one file after another:
+# the GPU suites measure the GPU's time, and must not share it.
+jobs=()
+if [ "$(nproc)" -gt 1 ] && ! build/tests/gpu_probe >/dev/null 2>&1 &&
+    parallel --version 2>/dev/null | grep -q 'GNU parallel'; then
+    jobs=(--jobs "$(nproc)" --no-parallelize-within-files)
+fi
+bats --tap "${jobs[@]}" tests/*.bats | tee build/tests/bats.tap
 status=${PIPESTATUS[0]}
 tests/tools/bats_summary.sh build/tests/bats.tap
 exit "$status"

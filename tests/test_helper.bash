@@ -53,7 +53,24 @@ report() { python3 "$ROOT/tests/tools/report_check.py" "$@"; }
 # GPU architecture. Tests that only build, without a GPU, learn as much from
 # one as from the portable five, in a fifth of the time (a grading run built
 # the portable library and given programs in about a minute on CI's two cores).
-one_arch() { export ARCH=sm_90; }
+# The grader's tools for it (the library, the given objects, the GPU probe:
+# make grade-flags) are built once, in build/grade-sm_90, by the first test
+# that asks (under a lock: suites may run at once), and every grading run
+# after it starts its private build from a copy (STREAMLAB_GRADE_PREBUILT,
+# grade.py), which its own make grade-flags then finds up to date. Where that
+# build fails, the grader builds its own, as it would without this. A test
+# that runs make itself after one_arch gives it a BUILD of its own: ARCH in
+# build/ would rewrite its flags stamp, and the next make there would build
+# everything again.
+one_arch() {
+    export ARCH=sm_90
+    local prebuilt="$ROOT/build/grade-$ARCH"
+    mkdir -p "$ROOT/build"
+    if flock "$prebuilt.lock" make -s --no-print-directory -j"$(nproc)" BUILD="$prebuilt" \
+        grade-flags >/dev/null 2>&1; then
+        export STREAMLAB_GRADE_PREBUILT="$prebuilt"
+    fi
+}
 
 # ok PYTHON-EXPRESSION MESSAGE: fails with MESSAGE unless the expression is true.
 ok() { python3 -c "import sys; sys.exit(not ($1))" || fail "$2"; }
