@@ -100,9 +100,10 @@ typedef struct {
 
 /* Parses argv into *common and the program's table, then applies --quick to
  * the options the user did not give: a value typed on the command line is
- * never changed (but by prog->override_options, called next). Prints help and exits 0 on --help or -h; prints the
- * settings the run would use and exits 0 on --dry-run, before any GPU work;
- * prints one line naming the option and exits EXIT_USAGE on any mistake.
+ * never changed, but by prog->override_options, called next. Prints help
+ * and exits 0 on --help or -h; prints the settings the run would use and
+ * exits 0 on --dry-run, before any GPU work; prints one line naming the
+ * option and exits EXIT_USAGE on any mistake.
  * Sets program_name. */
 void options_parse(int argc, char **argv, const program_info *prog, common_options *common);
 

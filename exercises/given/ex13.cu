@@ -408,37 +408,33 @@ static level1_result level_one(lab_run *lab, int check)
 
 /* ---- Level two: how many layers a bucket (level2_bucket_layers) ---------- */
 
-/* lab13's model for L layers of t and buckets of m layers, each all-reduce
- * alpha + n x link (n its layers, link = g / B): bucket k starts when its
- * last layer and bucket k-1 are done; the pass ends with the last bucket,
- * or with the layers. m = L is the serial pass. */
-static double bucket_model_ms(int L, double t, double alpha, double link, int m)
+/* lab13's own model (overlap_model_ms, kernels/gradients.h) for job j in
+ * buckets of m layers: bucket k starts when its last layer and bucket k-1
+ * are done, each all-reduce alpha + S / B; m = L is the serial pass. */
+static double bucket_model_ms(const bucket_job *j, int m)
 {
-    double end = 0;
-    for (int first = 0; first < L; first += m) {
-        int n = first + m <= L ? m : L - first;
-        end = fmax(end, (first + n) * t) + alpha + n * link;
-    }
-    return fmax(end, L * t);
+    grad_bench g;
+    memset(&g, 0, sizeof g); /* the model reads only the gradients' shape */
+    g.layers = j->layers;
+    g.layer_words = (size_t)(j->layer_bytes / sizeof(float));
+    g.words = g.layer_words * (size_t)j->layers;
+    link_fit f = {j->alpha_ms, j->bytes_per_ms};
+    return overlap_model_ms(&f, &g, j->layers * j->layer_ms, g.layer_words * (size_t)m);
 }
 
 /* The model's best m for job j (the largest of equals: fewer calls). */
 static int model_best_m(const bucket_job *j)
 {
     int best = j->layers;
-    double link = j->layer_bytes / j->bytes_per_ms;
     for (int m = j->layers - 1; m >= 1; m--)
-        if (bucket_model_ms(j->layers, j->layer_ms, j->alpha_ms, link, m) <
-            bucket_model_ms(j->layers, j->layer_ms, j->alpha_ms, link, best) * (1 - 1e-9))
+        if (bucket_model_ms(j, m) < bucket_model_ms(j, best) * (1 - 1e-9))
             best = m;
     return best;
 }
 
 static double model_speedup(const bucket_job *j, int m)
 {
-    double link = j->layer_bytes / j->bytes_per_ms;
-    return bucket_model_ms(j->layers, j->layer_ms, j->alpha_ms, link, j->layers) /
-           bucket_model_ms(j->layers, j->layer_ms, j->alpha_ms, link, m);
+    return bucket_model_ms(j, j->layers) / bucket_model_ms(j, m);
 }
 
 /* The layers alone, `runs` times, at the bench's job: the median per layer. */
@@ -587,10 +583,10 @@ static level2_result level_two(lab_run *lab, int check)
             ways[n++] = (bucket_way){OVERLAPPED, m};
     /* the student's m by the model at this job: T(m) over the fastest
      * candidate's T, less 1 (0 at the model's best, one of them) */
-    double link = o.job.layer_bytes / o.job.bytes_per_ms, fastest = INFINITY;
+    double fastest = INFINITY;
     for (int i = 2; i < n; i++)
-        fastest = fmin(fastest, bucket_model_ms(L, o.job.layer_ms, o.job.alpha_ms, link, ways[i].m));
-    o.model_ms = bucket_model_ms(L, o.job.layer_ms, o.job.alpha_ms, link, o.m);
+        fastest = fmin(fastest, bucket_model_ms(&o.job, ways[i].m));
+    o.model_ms = bucket_model_ms(&o.job, o.m);
     o.model_gap = o.model_ms / fastest - 1;
     o.prediction_off = fabs(o.predicted_ms / o.model_ms - 1);
     /* NaN (never set) fails: no comparison with it holds */

@@ -31,8 +31,7 @@ static const option grading_options[] = {
 static struct {
     const char *exercise; /* "ex01": names the rubric and the JSON line */
     program_info prog;    /* the program's, renamed and with the options above */
-    check_pass_fn check_pass_sizes;                    /* the program's, for --check */
-    void (*program_override)(common_options *opt);    /* the program's own, if any */
+    check_pass_fn check_pass_sizes; /* the program's, for --check */
     char nonce[80];       /* grade.py's token: tells its line from one the student's code printed */
     int n;
     const char *name[GRADING_MAX_VALUES];
@@ -65,12 +64,11 @@ static void take_nonce(void)
         fail_cannot_run("cannot close stdin (reopening it on /dev/null failed)");
 }
 
-/* program_info's override_options: called once --check is parsed, and
- * before the settings are printed or judged. */
+/* program_info's override_options, which a given program leaves to
+ * grading_begin(): called once --check is parsed, and before the settings
+ * are printed or judged. */
 static void override_for_check(common_options *opt)
 {
-    if (grading.program_override)
-        grading.program_override(opt);
     if (check_flag && grading.check_pass_sizes)
         grading.check_pass_sizes(opt);
 }
@@ -84,7 +82,6 @@ void grading_begin(lab_run *run, int argc, char **argv, const program_info *prog
     grading.prog.name = slash ? slash + 1 : argc > 0 ? argv[0] : prog->name;
     grading.prog.options = with_grading_options(prog->options);
     grading.check_pass_sizes = check_pass_sizes;
-    grading.program_override = prog->override_options;
     grading.prog.override_options = override_for_check;
     lab_begin(run, argc, argv, &grading.prog);
     if (grade_flag)
