@@ -78,6 +78,11 @@ void event_timer_stop(event_timer *t, cudaStream_t stream)
 double event_timer_ms(event_timer *t)
 {
     float ms = 0;
+    /* Both marks, not only the stop: a start recorded in another stream
+     * (ex03's level two marks the background's end) can be reached after
+     * the stop, and cudaEventElapsedTime then fails with cudaErrorNotReady
+     * (seen under compute-sanitizer, which changes what runs beside what). */
+    CUDA_CHECK(cudaEventSynchronize(t->start));
     CUDA_CHECK(cudaEventSynchronize(t->stop));
     CUDA_CHECK(cudaEventElapsedTime(&ms, t->start, t->stop));
     return ms;

@@ -34,7 +34,8 @@ void event_timer_destroy(event_timer *t);
  * GPU reaches that point of that stream, and nothing else's. */
 void event_timer_start(event_timer *t, cudaStream_t stream);
 void event_timer_stop(event_timer *t, cudaStream_t stream);
-/* Waits for the stop event, then returns the milliseconds between the two. */
+/* Waits for both events, then returns the milliseconds between the two
+ * (negative when the GPU reached the stop first: two streams, unordered). */
 double event_timer_ms(event_timer *t);
 
 /* 1 when the GPU has finished the work recorded before `e` in its stream,
