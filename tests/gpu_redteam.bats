@@ -13,6 +13,7 @@ ALL="$BATS_FILE_TMPDIR/all"
 
 setup_file() {
     "$TOOLS/gpu_probe" >/dev/null 2>&1 || return 0 # each test skips, with the reason
+    [ -d "$ROOT/tests/fixtures/redteam" ] || return 0
     local class="$BATS_FILE_TMPDIR/class" d
     mkdir -p "$class"
     for d in "$ROOT"/tests/fixtures/redteam/*/; do
@@ -27,6 +28,7 @@ setup_file() {
 
 setup() {
     require_gpu
+    [ -d "$ROOT/tests/fixtures/redteam" ] || skip "tests/fixtures/redteam/ withheld (it holds solved level-one code: exercises/README.md, \"Handing out the exercises\")"
     [ "$(cat "$ALL.rc")" = 0 ] || fail "grade.py exited $(cat "$ALL.rc"): $(tail -5 "$ALL.txt")"
 }
 
@@ -46,7 +48,7 @@ expect() {
 
 @test "reading what the harness knows: the environment, other processes and stdin hold nothing to use" {
     expect <<'EOF'
-read-environment ex01 10/10,passed
+read-environment ex01 12/16,partial
 EOF
     run grep -E '^open /proc/[0-9]+/fd/0: yes \([1-9]' "$ALL/read-environment/work/ex01/measure.stdout"
     assert_failure
@@ -54,7 +56,7 @@ EOF
 
 @test "KNOWN FAILURE: a forged result line with the token read from the program's memory earns nothing" {
     expect <<'EOF'
-read-nonce-memory ex01 0/10,(error|failed)
+read-nonce-memory ex01 0/16,(error|failed)
 EOF
 }
 
@@ -66,21 +68,21 @@ EOF
 
 @test "rewriting the harness: every build-time attack is a build error, the run-time one an error" {
     expect <<'EOF'
-rewrite-macro-include ex01 0/10,build_error
-rewrite-weak-symbol ex01 0/10,build_error
-rewrite-asm-label ex01 0/10,build_error
+rewrite-macro-include ex01 0/16,build_error
+rewrite-weak-symbol ex01 0/16,build_error
+rewrite-asm-label ex01 0/16,build_error
 rewrite-cuda-runtime ex03 0/16,build_error
-rewrite-constructor-priority ex01 0/10,build_error
-rewrite-destructor ex01 0/10,build_error
-rewrite-global-object ex01 0/10,build_error
-rewrite-atexit ex01 0/10,error
+rewrite-constructor-priority ex01 0/16,build_error
+rewrite-destructor ex01 0/16,build_error
+rewrite-global-object ex01 0/16,build_error
+rewrite-atexit ex01 0/16,error
 EOF
 }
 
 @test "reaching files: nothing hidden is read, nothing outside scratch written, nothing left for the next run" {
     expect <<'EOF'
-files-read-hidden ex01 10/10,passed
-files-write-outside ex01 2/10,partial
+files-read-hidden ex01 12/16,partial
+files-write-outside ex01 4/16,partial
 EOF
     run grep -h '^read .*: yes' "$ALL/files-read-hidden/work/ex01/measure.stdout"
     assert_output ""
@@ -96,8 +98,8 @@ EOF
 
 @test "leaving processes behind: a daemon is gone with its run, and the work is scored" {
     expect <<'EOF'
-process-daemon ex01 10/10,passed
-process-fork-bomb ex01 0/10,over_limit
+process-daemon ex01 12/16,partial
+process-fork-bomb ex01 0/16,over_limit
 EOF
     [ ! -e /tmp/redteam-daemon ] || fail "the daemon wrote /tmp/redteam-daemon"
     run pgrep -f "$ALL/"
@@ -108,7 +110,7 @@ EOF
 
 @test "breaking reports: hostile output is one printable line in every report" {
     expect <<'EOF'
-report-hostile-text ex01 0/10,error
+report-hostile-text ex01 0/16,error
 EOF
     run python3 tests/fixtures/grading/check_outputs.py junit "$ALL/junit.xml"
     assert_success
@@ -120,7 +122,7 @@ EOF
 cache-replay ex04 2/16,partial
 skip-kernel ex04 2/16,partial
 return-early ex06 1/16,partial
-collapse-one-stream ex01 2/10,partial
+collapse-one-stream ex01 4/16,partial
 EOF
 }
 
