@@ -410,15 +410,20 @@ static level1_result level_one(lab_run *lab, int check)
 
 /* lab13's own model (overlap_model_ms, kernels/gradients.h) for job j in
  * buckets of m layers: bucket k starts when its last layer and bucket k-1
- * are done, each all-reduce alpha + S / B; m = L is the serial pass. */
+ * are done, each all-reduce alpha + S / B; m = L is the serial pass. That
+ * model counts whole words, and a job reaches it only through S / B, so
+ * the job is scaled to a million words a layer, B with it: the model's
+ * jobs in units of t (draw_best_m, the prediction's example) hold a byte
+ * or less a layer, which would be no word at all, and buckets of none. */
 static double bucket_model_ms(const bucket_job *j, int m)
 {
+    enum { WORDS = 1000000 };
     grad_bench g;
     memset(&g, 0, sizeof g); /* the model reads only the gradients' shape */
     g.layers = j->layers;
-    g.layer_words = (size_t)(j->layer_bytes / sizeof(float));
-    g.words = g.layer_words * (size_t)j->layers;
-    link_fit f = {j->alpha_ms, j->bytes_per_ms};
+    g.layer_words = WORDS;
+    g.words = (size_t)WORDS * (size_t)j->layers;
+    link_fit f = {j->alpha_ms, j->bytes_per_ms * (WORDS * sizeof(float)) / j->layer_bytes};
     return overlap_model_ms(&f, &g, j->layers * j->layer_ms, g.layer_words * (size_t)m);
 }
 
