@@ -423,7 +423,9 @@ def _grade_runs(args, rubric_set, out, people, phases, private):
 # again, the reference and the student in turn. The reference ran minutes
 # earlier, on a machine other processes share: on an H100 (2026-11-23) one of
 # ten grading runs of the reference solutions themselves lost ex12's 4
-# points that way (speedup 1.64 against the first reference's 2.21).
+# points that way (speedup 1.64 against the first reference's 2.21; ex12's
+# speed criteria have since read graph_efficiency against an absolute bar,
+# issues #13, #20).
 PAIRS_AGAIN = 3
 # Only a shortfall a busy moment can explain is measured again: a value at
 # least this share of its bound (the run above read 0.74 of it). A program

@@ -125,38 +125,44 @@ fake() {
 }
 
 @test "a relative criterion that fails against the run's first reference number is measured again in pairs, and the median pair decides" {
-    # ex12's faster_per_step: 0.9 x the reference's speedup. The stand-ins
-    # for the two measure passes return the numbers of each new pair in turn.
+    # ex08's overlaps: 0.9 x the reference's efficiency. The stand-ins for
+    # the two measure passes return the numbers of each new pair in turn.
+    # Level two is not measured here: its 6 points are lost in every case.
     run python3 - <<'PY'
 import sys
 sys.path.insert(0, "grader")
 import grade, rubric
-r = rubric.load("grader/rubrics/ex12.ini", "ex12")
-def outcome(speedup):
-    return {"exercise": "ex12", "source": "ex12_cuda_graphs.cu", "build": {"ok": True},
-            "measure": {"status": "ok", "metrics": {"mismatches": 0, "speedup": speedup, "host_ratio": 0.01}},
-            "check": {"status": "ok", "metrics": {"mismatches": 0}, "memcheck": {"ran": False}}}
+r = rubric.load("grader/rubrics/ex08.ini", "ex08")
+def outcome(efficiency):
+    return {"exercise": "ex08", "source": "ex08_event_pipeline.cu", "build": {"ok": True},
+            "measure": {"status": "ok", "metrics": {"mismatches": 0, "runs_out_of_order": 0,
+                                                    "efficiency": efficiency,
+                                                    "blocked_fraction": 0.02}},
+            "check": {"status": "ok", "metrics": {"mismatches": 0, "runs_out_of_order": 0},
+                      "memcheck": {"ran": False}}}
 def pairs_of(student, reference):
     s, ref = iter(student), iter(reference)
-    o = outcome(1.64)
-    grade.pair_again({}, r, o, outcome(2.21), lambda: outcome(next(ref)), lambda: outcome(next(s)))
+    o = outcome(0.8)
+    grade.pair_again({}, r, o, outcome(0.98), lambda: outcome(next(ref)), lambda: outcome(next(s)))
     return o
-# a slow moment for the student alone: measured again, both sides alike, it passes
-o = pairs_of([2.2, 2.1, 2.3], [2.2, 2.3, 2.2])
-points = rubric.score(r, o, {"speedup": 2.21})["points"]
+# a slow moment for the student alone (0.8 against 0.98, under 0.9 x):
+# measured again, both sides alike, it passes
+o = pairs_of([0.97, 0.95, 0.99], [0.99, 0.98, 0.97])
+points = rubric.score(r, o, {"efficiency": 0.98})["points"]
 print(len(o["pairs"]), rubric.fmt(points))
 # slow in every pair too (0.8 x the reference each time): still short
-o = pairs_of([1.76, 1.8, 1.7], [2.2, 2.25, 2.1])
-print(len(o["pairs"]), rubric.fmt(rubric.score(r, o, {"speedup": 2.21})["points"]))
-# passed against the first number, or far short of it (as handed out): nothing measured again
-for first in (2.1, 1.1):
+o = pairs_of([0.78, 0.8, 0.76], [0.98, 1.0, 0.95])
+print(len(o["pairs"]), rubric.fmt(rubric.score(r, o, {"efficiency": 0.98})["points"]))
+# passed against the first number, or far short of it (as handed out, about
+# 0.4): nothing measured again
+for first in (0.95, 0.4):
     o = outcome(first)
-    grade.pair_again({}, r, o, outcome(2.21), None, None)
+    grade.pair_again({}, r, o, outcome(0.98), None, None)
     print("pairs" in o)
 PY
     assert_success
     assert_output "3 10
-3 6
+3 7
 False
 False"
 }
@@ -222,33 +228,26 @@ PY
     check_rubric 's/^time_limit_s = 60$/time_limit_s = -1/' "[exercise] time_limit_s = '-1': must be a positive number"
 }
 
-@test "ex12's proposed criterion, graph_efficiency (a comment in its rubric), scores as the comment says once switched in" {
-    # The lead switches it after a GPU run (issues #13, #20): the rubric's
-    # PROPOSED lines, uncommented in place of the relative bar, must name
-    # metrics the program prints, and pass the reference's design (model
-    # 1.19-1.25), fail a graph waited on every step (1.0) and the streams'
-    # own calls (0.6), and flag a step faster than the model allows (no
-    # concept point then, the correctness points kept).
+@test "ex12's speed criteria read graph_efficiency against an absolute bar: the reference's design passes, a step at the streams' pace fails, past the model's limit is flagged" {
+    # issues #13, #20: the gated streams' step over the student's, both in the
+    # same round at the same draws, in place of speedup held to 0.9 x the
+    # reference's (grader/rubrics/ex12.ini says why, with the H100's numbers:
+    # the reference 1.32-1.48, level two 1.23-1.43). It passes the reference's
+    # design, fails a graph waited on every step by the model (1.0) and the
+    # streams' own calls (0.6), and flags a step faster than the model allows
+    # (past 2.0: no concept point of either level, the correctness points kept).
     for metric in graph_efficiency level2_graph_efficiency; do
         grep -q "grading_value(\"$metric\"" exercises/given/ex12.cu ||
             fail "exercises/given/ex12.cu does not print $metric"
     done
-    run python3 - "$BATS_TEST_TMPDIR/ex12.ini" <<'PY'
-import re, sys
+    run python3 - <<'PY'
+import sys
 sys.path.insert(0, "grader")
 import rubric
-text = open("grader/rubrics/ex12.ini").read()
-for section, metric, bar in (("faster_per_step", "graph_efficiency", "1.1"),
-                             ("level2_faster_per_step", "level2_graph_efficiency", "1.0")):
-    old = re.search(r"\[%s\]\n(.*?)\n\n" % section, text, re.S).group(1)
-    assert re.search(r"^#   metric = %s\b" % metric, old, re.M), old
-    assert re.search(r"^#   min = %s\b" % re.escape(bar), old, re.M), old
-    new = re.sub(r"^metric = .*$", "metric = " + metric, old, flags=re.M)
-    new = re.sub(r"^relative_to_solution = .*\n", "", new, flags=re.M)
-    new = re.sub(r"^min = .*$", "min = %s\nmodel_limit = 1.6" % bar, new, flags=re.M)
-    text = text.replace(old, new)
-open(sys.argv[1], "w").write(text)
-r = rubric.load(sys.argv[1], "ex12")
+r = rubric.load("grader/rubrics/ex12.ini", "ex12")
+for c in r["criteria"]:
+    if c["name"] in ("faster_per_step", "level2_faster_per_step"):
+        print(c["name"], c["metric"], rubric.fmt(c["min"]), c["relative"], rubric.fmt(c["limit"]))
 def points(eff, eff2):
     metrics = {"mismatches": 0, "host_ratio": 0.01, "level2_mismatches": 0,
                "level2_host_ratio": 0.1, "graph_efficiency": eff, "level2_graph_efficiency": eff2}
@@ -256,16 +255,21 @@ def points(eff, eff2):
          "measure": {"status": "ok", "metrics": metrics},
          "check": {"status": "ok", "metrics": {"mismatches": 0, "level2_mismatches": 0},
                    "memcheck": {"ran": False}}}
-    s = rubric.score(r, o, {"graph_efficiency": 1.3, "level2_graph_efficiency": 1.2})
-    return "%s %s" % (rubric.fmt(s["points"]), s["status"])
-for eff, eff2 in ((1.21, 1.12), (1.0, 0.98), (0.6, 0.55), (1.7, 1.12)):
+    # the reference's numbers do not move the bar: nothing is relative to them
+    s = rubric.score(r, o, {"graph_efficiency": 1.6, "level2_graph_efficiency": 1.5})
+    flags = [c["name"] for c in s["criteria"] if "flagged for the instructor" in c["reason"]]
+    return "%s %s %s" % (rubric.fmt(s["points"]), s["status"], ",".join(flags) or "-")
+for eff, eff2 in ((1.21, 1.12), (1.0, 0.98), (0.6, 0.55), (2.1, 1.12), (1.21, 2.05)):
     print(points(eff, eff2))
 PY
     assert_success
-    assert_output "16 passed
-10 partial
-10 partial
-5 flagged"
+    assert_output "faster_per_step graph_efficiency 1.1 None 2
+level2_faster_per_step level2_graph_efficiency 1 None 2
+16 passed -
+10 partial -
+10 partial -
+5 flagged faster_per_step
+5 flagged level2_faster_per_step"
 }
 
 @test "every metric a rubric names is one its program prints" {

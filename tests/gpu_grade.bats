@@ -391,9 +391,11 @@ PY
     run metric level1-only ex08 efficiency
     python3 -c "import sys; sys.exit(not $output >= 0.85)" || fail "level one's efficiency $output"
     # ex12: level one's 10 and level two's correctness 2: every step issued
-    # from the streams with its own k, right and no faster than the program's
+    # from the streams with its own k, right and no faster than the program's,
+    # well under the gated streams' step (level2_graph_efficiency 0.45-0.75
+    # by the model, the bar 1.0)
     run row level1-only ex12
-    assert_output --partial "12/16,partial,level2_faster_per_step: level2_speedup"
+    assert_output --partial "12/16,partial,level2_faster_per_step: level2_graph_efficiency"
     run grep "^level1-only,ex12," "$ALL/grades.csv"
     assert_output --regexp ",2,6$"
     run metric level1-only ex12 speedup
