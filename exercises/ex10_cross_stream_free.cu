@@ -40,9 +40,8 @@
  *     memcheck pass names the use-after-free, which fails every correctness
  *     criterion) (labs/lab10_stream_ordered_memory/README.md, "The exercise");
  *   - level two, the reference: an iteration of 50.7 us against an
- *     unlimited pool's 50.2 us (1.00x), its threshold equal to the working
- *     set the pool counted (96 MiB in that run; how the pool counts:
- *     lab10's handout, Part 3).
+ *     unlimited pool's 50.2 us (1.00x), level2_threshold_error_pct 0 (how
+ *     the pool counts: lab10's handout, Part 3).
  *
  * Build and run:   make ex10 && ./ex10          (./ex10 --quick: fewer runs)
  * As given the user reads every word wrong, and it exits 1. Stuck? lab10's

@@ -128,10 +128,10 @@ static const verdict L2_KEEPS = {
     "each synchronise your pool handed back memory the next iteration maps again. How much is "
     "alive at once in an iteration, and what does the pool keep at a synchronise?"};
 /* The pool's own count of what an iteration needs, its reserved memory
- * after the unlimited pool's iterations, F. The sizes are drawn so that a
- * threshold of one buffer (at most 40 / 64 of F) or of every allocation an
- * iteration makes (at least 1.75 F) lies 37% or more away; 25% passes the
- * working set and its rounding. */
+ * after the unlimited pool's iterations, F. The sizes are drawn so that the
+ * miscounts of what is alive at once that this check was designed against
+ * (at most 40 / 64 of F, or at least 1.75 F) lie 37% or more away; 25%
+ * passes the working set and its rounding. */
 static const verdict L2_FITS = {
     "level2_threshold_fits", 0, 0.25, "%", /* a share: 0.25 prints as 25% */
     "your pool's release threshold is not the memory an iteration needs at once: too little "
@@ -264,8 +264,8 @@ static void level_two(lab_run *lab, int device, int check)
     CUDA_CHECK(cudaMemPoolDestroy(w[1].pool));
     CUDA_CHECK(cudaMemPoolDestroy(w[2].pool));
     double level2_wrong = (double)wrong + w[0].failed + w[1].failed + w[2].failed + refused;
-    /* The pool maps whole granules for what is alive at once, packed: on an
-     * H100 (32 MiB granules) 33.9 + 36.0 MiB took 96 MiB, not 64 + 64. */
+    /* The pool's count, by lab10's part 3: what is alive at once, packed
+     * into whole granules (not each buffer rounded apart). */
     double model = (double)l2_round(loop.out_bytes + loop.work_bytes, loop.granularity);
     double fits = working ? fabs((double)threshold / working - 1) : 1;
 
@@ -286,7 +286,7 @@ static void level_two(lab_run *lab, int device, int check)
         return;
     double working_mib = working / MIB, threshold_mib = threshold / MIB;
     stats sw = stats_of(&working_mib, 1), st = stats_of(&threshold_mib, 1);
-    report_compare(r, "the pool's count", "working_set", "round(out + work)",
+    report_compare(r, "the pool's count", "working_set", "alive at once, in granules",
                    model / MIB, &sw, "MiB");
     report_compare(r, "your pool", "release_threshold", "the working set", working / MIB, &st,
                    "MiB");

@@ -158,9 +158,9 @@ static const verdict BEST_BUCKET = {
 static const double L2_GAP_MAX = 0.01, L2_PREDICTION_MAX = 0.02;
 static const verdict SIZED_BY_MODEL = {
     "level2_sized_by_model", 0, 0, "",
-    "your m or your predicted time is not the model's: work out T(m) for every m from 1 to L at "
-    "the job's own t, g, alpha and B (the last bucket holding what is left), return the fastest "
-    "m and set *predicted_ms to its T; a size that is good for most jobs is not this job's"};
+    "your m or your predicted time is not the model's at the job handed in: which m makes "
+    "lab13's T(m) least at the job's own t, g, alpha and B (the last bucket holding what is "
+    "left), and what is T there? A size that is good for most jobs is not this job's"};
 
 enum { WARMUP = 1, CALLS = 3, MAX_BUCKETS = 32768, MAX_WAYS2 = 32 };
 static const double MIB = 1048576.0;

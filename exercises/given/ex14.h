@@ -46,7 +46,12 @@ void close_partition(partition *p);
 typedef struct {
     int sm_count;      /* the GPU's SMs */
     int min_sms, step; /* the least partition the device makes, and its step
-                          (minSmPartitionSize, smCoscheduledAlignment) */
+                          (minSmPartitionSize, smCoscheduledAlignment): the
+                          sizes are min_sms + n step, n = 0, 1, ..., and k
+                          becomes the least of them at or above it (NVIDIA's
+                          guideline has min_sms a multiple of step on every
+                          architecture it lists; the program reports the size
+                          the device made of your k) */
     int blocks;        /* B: the urgent kernel's blocks, each holding a whole SM */
     double block_us;   /* t: each block's time on its SM */
     double launch_us;  /* what the kernel's latency adds to its blocks' time (its
