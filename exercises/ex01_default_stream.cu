@@ -29,15 +29,15 @@
  * 1.8x faster than the per-thread ones (level one's target, the same two
  * kernels). Predict first, from lab01's model: do two per-thread default
  * streams overlap across a legacy-stream call? As handed out each worker
- * uses its per-thread default stream. Expected numbers on an H100: the
- * reference solution's worker streams 20.2 ms, level2_speedup_vs_per_thread
- * 1.99; as handed out 1.00.
+ * uses its per-thread default stream, as the program's side of each pair
+ * does: both sides alike, 1.00. Expected on an H100: the reference
+ * solution's level2_speedup_vs_per_thread 1.99.
  *
  * Build and run:   make ex01 && ./ex01          (./ex01 --quick: 5 ms kernels)
- * ./ex01 prints both times beside their predictions, the verdict, and what
- * the grader would give. As given both measurements take the sum, the
- * verdict is NO, and so is level two's: it exits 4. Stuck? lab01's handout has hints, from
- * gentle to explicit, under "Stuck?".
+ * ./ex01 prints level one's two times beside their predictions, the verdict,
+ * and what the grader would give. As given both take the sum, the verdict is
+ * NO, and so is level two's: it exits 4. Stuck? lab01's handout has hints,
+ * from gentle to explicit, under "Stuck?".
  */
 #include "ex01.h"
 #include "streamlab.h"

@@ -93,7 +93,7 @@ void run_round_trip(const level2_job *job)
      * whether the program's own events had passed; in a quarter of the
      * runs the GPU's work is three times as long, so a wait placed by
      * timing fails there. As given: correct, and each stage waits for the
-     * others. Ask: what can the GPU do while the host consumes chunk i? */
+     * others. Ask: which stage sets the period, and what idles meanwhile? */
     for (int i = 0; i < job->chunks; i++) {
         job->produce(i);
         job->queue_chunk(i, job->stream[0]);

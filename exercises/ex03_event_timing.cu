@@ -24,16 +24,16 @@
  * kernel's one block needs a whole SM, so it waits for the background to
  * end. The target: the median of the kernel's own duration, from when it
  * starts on an SM to when it ends, within 2% of both known durations, with
- * no host-side wait. Predict first (LEVEL2_PREDICTED_RATIO): ./ex03 prints
- * your prediction beside what the program's own events read.
- * The reference solution on an H100 (2026-11-23): level one's medians 0.42%
- * off, level two's 0.007% off.
+ * no host-side wait between start_background() and launch() (after launch(),
+ * waiting for your stop event to read the sample is fine, as in level one).
+ * Predict first (LEVEL2_PREDICTED_RATIO): ./ex03 prints it beside what the
+ * program's own events read. The reference solution on an H100 (2026-11-23):
+ * level one's medians 0.42% off, level two's 0.007% off.
  *
  * Build and run:   make ex03 && ./ex03          (./ex03 --quick: 5 samples)
  * ./ex03 prints your medians beside the known durations, the verdicts, and
  * what the grader would give. As given it measures nothing, says so, and
- * exits 4. Stuck? lab03's handout has hints, from gentle to explicit, under
- * "Stuck?".
+ * exits 4. Stuck? lab03's handout has hints, gentle to explicit: "Stuck?".
  */
 #include "ex03.h"
 #include "streamlab.h"
@@ -101,8 +101,8 @@ stats time_under_load(loaded_bench *bench, int reps)
      * bench->start_background() and then one bench->launch(), issued while
      * that background still runs; at least one untimed sample first, then
      * exactly `reps` timed ones; bench->timer and bench->stream as in level
-     * one, and events of your own in any of the bench's streams; no
-     * host-side wait for the background, and no delay of your own.
+     * one, and events of your own in any of the bench's streams; no wait
+     * and no delay of your own between start_background() and launch().
      * How it is measured: your median against two durations the program
      * drew; the kernel's and every background's own records on the GPU,
      * which also say whether each kernel waited for its background; and

@@ -15,7 +15,7 @@
  * batch alone, and c' an upload and a download measured beside each other
  * (both directions at once), never taken below the slower copy alone.
  *   serial = n (h + k + d)        ideal = (h + k + d) + (n - 1) max(c', k)
- * (with two copy engines, as on the H100; lab04 gives the one-engine case).
+ * (with two copy engines or more: the H100 has 3; lab04: the one-engine case).
  * The efficiency is your speedup over the serial run divided by the ideal
  * speedup, serial / ideal: 100% is as fast as the copy engines and the SMs
  * allow. With 16 batches and k = 2h the ideal is about 1.9x.

@@ -27,9 +27,9 @@
  * thread; per run, worker 0 launches kernel 1, the main thread the tiny
  * kernel in the legacy stream, worker 1 kernel 2, each after the one before
  * has been launched (a handshake on the host, microseconds). Timed as level
- * one, in pairs against each worker's own cudaStreamPerThread: a per-thread
- * default stream synchronises with the legacy stream (lab01's handout), so
- * there the kernels take turns, the sum. Its metrics:
+ * one, in pairs against each worker's own cudaStreamPerThread, the stream
+ * each worker uses as handed out (how long the three take there is the
+ * student's prediction, from lab01's model). Its metrics:
  *   level2_per_thread_ms, level2_yours_ms   the medians on each
  *   level2_speedup_vs_per_thread   the median of the pairs' ratios
  *   level2_overlap_fraction        on the student's streams, how long kernel 1
@@ -270,12 +270,12 @@ static double time_workers(void *use_yours)
 }
 
 /* The worker streams at least 1.8x faster than the per-thread ones: level
- * one's target, 80% of the way from 1 to 2 (the rubric's). */
+ * one's target, for the same two kernels (the rubric's). */
 static const verdict LEVEL2_OVERLAP = {
     "level2_workers_overlap", 1.8, INFINITY, "x",
-    "kernel 2 still waits for the legacy-stream call, which waits for kernel 1: does your "
-    "worker's stream synchronise with the legacy stream? complete TODO(student) in "
-    "level2_worker_stream()"};
+    "the workers' kernels did not run side by side: what orders them, by lab01's model? "
+    "complete TODO(student) in level2_worker_stream() (if you did, another process may be "
+    "using this GPU: see nvidia-smi)"};
 
 static void level2(lab_run *lab, int pairs)
 {

@@ -37,7 +37,7 @@ enum { LEVEL2_CHUNKS = 8, LEVEL2_STREAMS = 2, LEVEL2_EVENTS = 4 };
  * the three functions reach them. */
 typedef struct {
     int chunks;                          /* n: LEVEL2_CHUNKS (4 in the check pass) */
-    cudaStream_t stream[LEVEL2_STREAMS]; /* non-blocking; one suffices */
+    cudaStream_t stream[LEVEL2_STREAMS]; /* non-blocking: use either, or both */
     cudaEvent_t event[LEVEL2_EVENTS];    /* a pool (cudaEventDisableTiming): use any */
     /* The host's work, on this thread: fills upload slot i % STAGES with
      * chunk i's fresh words; returns when they are written. Chunks 0, 1, 2 ... in order. */

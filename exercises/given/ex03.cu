@@ -45,7 +45,8 @@
  *   level2_predicted_ratio the student's LEVEL2_PREDICTED_RATIO;
  *   level2_level_one_ratio what the program's events around launch() alone
  *                          read under a background as long as the kernel,
- *                          over the kernel's duration (the model: 2).
+ *                          over the kernel's duration (what the student's
+ *                          prediction asks).
  * --check: 0.5 and 1 ms, 3 samples; level two's backgrounds 1-2 ms. */
 #include "ex03.h"
 #include "grading.h"
@@ -151,9 +152,9 @@ static const verdict LEVEL2_MEDIAN_MATCHES = {
     "level2_median_matches_known", 0, 0.02, "%",
     "if it measured nothing, level two is not written yet: complete TODO(student) in "
     "time_under_load(); a median over the known duration by about a background (2-4 ms) "
-    "timed the kernel's wait for an SM too: when does your start event's stream reach it? "
-    "A launch on an idle GPU: the host waited for the background, or another process holds "
-    "SMs (nvidia-smi)"};
+    "timed the kernel's wait for an SM too (lab03's model: what does each of your events "
+    "mark?). A launch on an idle GPU: the host waited between start_background() and "
+    "launch(), or another process holds SMs (nvidia-smi)"};
 
 /* The background's head start: the launch call returns before its blocks
  * are on the SMs; a kernel issued next must find them taken, as it would

@@ -62,7 +62,9 @@ extern const double LEVEL2_PREDICTED_RATIO;
  * untimed one, each a start_background() then a launch(), and the
  * statistics of the kernel's own duration on the GPU: from when it starts
  * on an SM to when it ends, not the time it waited for one. No host-side
- * wait for the background (the host would then launch on an idle GPU). The
+ * wait (nor a delay) between start_background() and launch(): the host
+ * would then launch on an idle GPU. After launch(), waiting for your stop
+ * event to read the sample is fine, as in level one. The
  * program calls it twice, on kernels of two durations it draws at random,
  * and checks every launch and every background in their own records on the
  * GPU. */

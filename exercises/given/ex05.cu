@@ -45,12 +45,11 @@
  * kernel alone on an idle GPU, then at the round's moment, spread evenly
  * over 10%-90% of the shape's model length (waves x block), of a fresh
  * background of that shape; its wait is the latency less the median alone.
- * The model: blocks of one length B started together end together, wave
- * after wave, so the kernel waits for a uniform point of a block: half a
- * block at the median, 0.9 B for 9 waits in 10 (plus its own blocks'
- * landing, lab05's run beside the background); behind the shape handed
- * out, one block per slot, no slot frees before the end: the rest of it.
- * Its metrics:
+ * The model is lab05's, for blocks of one length B = setup + tiles x tile,
+ * started together: what the kernel waits for at the median and 9 times
+ * in 10 is the student's to work out (the report prints the model's values
+ * for the student's shape), and the wait behind the shape handed out is the
+ * student's prediction. Its metrics:
  *   level2_rounds                rounds timed (and one warm-up, checked too);
  *   level2_runs_wrong            rounds with a shape outside the contract, a
  *                                tile count other than the job's (the GPU's
@@ -314,9 +313,9 @@ static int next_shape(int slots)
 /* The 9-in-10 wait within LEVEL2_WAIT_BUDGET_US (ex05.h), the exercise's target. */
 static const verdict WITHIN_BUDGET = {
     "level2_within_budget", -INFINITY, LEVEL2_WAIT_BUDGET_US, "us",
-    "the critical kernel waited past its budget: a higher priority gets the next block slot "
-    "that frees, and no slot frees until a background block ends. How long is one here? See "
-    "TODO(student) in level2_tiles_per_block()"};
+    "the critical kernel waited past its budget: by lab05's model, when does a priority act, "
+    "and what in your shape sets how long the kernel waits for that? See TODO(student) in "
+    "level2_tiles_per_block()"};
 
 /* Level two's samples, per round. */
 typedef struct {
@@ -353,7 +352,7 @@ static void level2_round(level2_rounds *l, int j, cudaStream_t yours, int slots,
                            ? 100 * ideal * 1e3 / (double)(rec[LAST_END] - rec[FIRST_START])
                            : 0;
     l->efficiency_model[j] = ideal / (waves * block);
-    /* the shape handed out: one block per slot, so what is left of it at this moment */
+    /* the shape handed out, by the model: what the student predicts */
     l->handed_out[j] = (1 - at) * (job->setup_us + ideal);
     l->refused += refused, l->tiles_wrong += tiles_wrong; /* the warm-up's too: all checked */
     l->wrong += refused || tiles_wrong || l->outputs.wrong > wrong_before;
@@ -401,9 +400,8 @@ static void level2(lab_run *lab, cudaStream_t yours, int rounds, int check)
     report_section(r, title);
     report_value(r, "as handed out", "wait_model", handed_out, "us");
     report_value(r, "your prediction", "wait", LEVEL2_PREDICTED_WAIT_US, "us");
-    report_text(r, "  (one block per slot, the shape handed out: the rest of the background at "
-                "the round's\n  moment, the median round; your prediction is "
-                "LEVEL2_PREDICTED_WAIT_US)\n");
+    report_text(r, "  (the shape handed out, one block per slot, by the model at each round's "
+                "moment, the median\n  round; your prediction is LEVEL2_PREDICTED_WAIT_US)\n");
     report_value(r, "your shape", "tiles_per_block", tiles.median, "count");
     report_compare(r, "your shape", "longest_block", "setup + tiles x tile", block.median,
                    &longest, "us");

@@ -136,7 +136,7 @@ FACTS = [
     ("ex03's level-two target", GIVEN + "ex03.cu", r'"level2_median_matches_known", 0, ([\d.]+),',
      {EX["ex03"]: [lambda v: f"within {pct(v)} of both known durations, with no host-side"],
       LAB["lab03"]: [lambda v: f"within {pct(v)} of both known durations, drawn as in level one"],
-      GUIDE: [lambda v: f"within {pct(v)} of both durations (events"]}),
+      GUIDE: [lambda v: f"within {pct(v)} of both durations, every launch"]}),
     ("ex03's shortest background", GIVEN + "ex03.cu", r"bg_lo = check \? [\d.]+ : (\d+),",
      {EX["ex03"]: [lambda v: f"every SM for {num(v)} to 4 ms"],
       LAB["lab03"]: [lambda v: f"every SM for {num(v)} to 4 ms"],
