@@ -87,6 +87,8 @@ load test_helper
 
 @test "binaries land at the top level and are ignored by git" {
     [ -x ./lab00 ]
+    # a tree unpacked from `git archive` (the students' copy) is no repository
+    git rev-parse --git-dir >/dev/null 2>&1 || skip "not a git checkout: nothing to ignore"
     git check-ignore -q lab00
     git check-ignore -q build/libstreamlab.a
 }
@@ -110,6 +112,7 @@ load test_helper
     assert_output --partial "grader/checks.py symbols --source exercises/ex01_default_stream.cu"
     assert_output --regexp "-o $BATS_TEST_TMPDIR/bin/ex01 $BATS_TEST_TMPDIR/b/ex01/ex01.o $BATS_TEST_TMPDIR/b/ex01/exercises/ex01_default_stream.o $BATS_TEST_TMPDIR/b/given/grading.o"
     refute_output --partial "-rdc"
+    [ -d solutions ] || return 0 # withheld: no sol01 to build
     run make -n BUILD="$BATS_TEST_TMPDIR/b" BINDIR="$BATS_TEST_TMPDIR/bin" sol01
     assert_output --partial "-c -o $BATS_TEST_TMPDIR/b/ex01/solutions/ex01_default_stream.o solutions/ex01_default_stream.cu"
 }

@@ -68,7 +68,7 @@ load test_helper
 }
 
 @test "ex14 and sol14 take --partition-sms, --block-us, --waves, --grade and --check, and range-check them" {
-    for p in ex14 sol14; do
+    for p in $(programs | grep -xE 'ex14|sol14'); do
         run ./$p --help
         assert_success
         assert_output --regexp "--partition-sms K .*default 16\)"
@@ -90,7 +90,7 @@ load test_helper
 
 @test "ex14 and sol14 without a GPU exit 3 with one line, before the student's code runs" {
     require_no_gpu
-    for p in ex14 sol14; do
+    for p in $(programs | grep -xE 'ex14|sol14'); do
         run --separate-stderr ./$p --quick
         assert_failure 3
         [[ "$stderr" == "$p: cannot run here: "* ]] || fail "$stderr"
