@@ -32,30 +32,36 @@ typedef struct {
     int late, strays;           /* launches after the background ended; urgent blocks off its SMs */
 } urgent_bench;
 
+/* One launch of the background's blocks, each spinning ns, in stream s: its
+ * span by events recorded in s, so in s's context, into *ev, and by the
+ * blocks' own %globaltimer log into *log (ms). */
+static void background_once(urgent_bench *u, cudaStream_t s, uint64_t ns, double *ev,
+                            double *log)
+{
+    event_timer_start(&u->timer, s);
+    uint64_t tag = blocks_launch(u->b, u->bg_blocks, ns, 0, s);
+    event_timer_stop(&u->timer, s);
+    *ev = event_timer_ms(&u->timer);
+    *log = blocks_collect(u->b, u->bg_blocks, tag, ns, 0, NULL) * 1e-3;
+}
+
 /* The background alone in stream s (`rest`: the partition's remainder), three
- * times: the median by events recorded in s, so in s's context (the primary
- * context for the whole GPU, the rest's green context), and the same run's
- * span by the blocks' own %globaltimer log, which checks the events. Then
- * the same launch with blocks that do not spin, three times: what the events
+ * times: the median by events (in the primary context for the whole GPU, the
+ * rest's green context), and by the log, which checks the events. Then the
+ * same launch with blocks that do not spin, three times: what the events
  * read beyond the log when there is nothing to time, the launch's own cost
  * in this stream (about a launch; under compute-sanitizer, which
  * instruments every launch, much more than an empty kernel's). */
 static void background_alone(urgent_bench *u, cudaStream_t s, int rest)
 {
     double ev[3], log[3], idle[3];
-    for (int i = 0; i < 6; i++) {
-        uint64_t ns = i < 3 ? u->block_ns : 0;
-        event_timer_start(&u->timer, s);
-        uint64_t tag = blocks_launch(u->b, u->bg_blocks, ns, 0, s);
-        event_timer_stop(&u->timer, s);
-        double e = event_timer_ms(&u->timer);
-        double l = blocks_collect(u->b, u->bg_blocks, tag, ns, 0, NULL) * 1e-3;
-        if (i < 3)
-            ev[i] = e, log[i] = l;
-        else
-            idle[i - 3] = e - l;
-    }
+    for (int i = 0; i < 3; i++)
+        background_once(u, s, u->block_ns, &ev[i], &log[i]);
     u->bg_ms[rest] = stats_of(ev, 3).median, u->bg_log_ms[rest] = stats_of(log, 3).median;
+    for (int i = 0; i < 3; i++) {
+        background_once(u, s, 0, &ev[i], &log[i]);
+        idle[i] = ev[i] - log[i];
+    }
     u->bg_idle_ms[rest] = stats_of(idle, 3).median;
 }
 
