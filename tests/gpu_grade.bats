@@ -264,7 +264,7 @@ PY
     assert_output "0"
     run metric solutions ex06 level2_runs_overwritten
     assert_output "0"
-    run metric solutions ex11 level2_busy_over_best
+    run metric solutions ex11 level2_busy_over_target
     python3 -c "import sys; sys.exit(not $output >= 0.9)" || fail "ex11 level-2 busy over best $output"
     run metric solutions ex11 level2_size_off
     assert_output "0"
@@ -420,7 +420,7 @@ PY
     # ex11: level one's 10 and level two's correctness 2: one producer and two
     # slots are right, the GPU busy under half the best, and not the model's size
     run row level1-only ex11
-    assert_output --partial "12/16,partial,level2_gpu_busy: level2_busy_over_best"
+    assert_output --partial "12/16,partial,level2_gpu_busy: level2_busy_over_target"
     run grep "^level1-only,ex11," "$ALL/grades.csv"
     assert_output --regexp ",2,6$"
     run metric level1-only ex11 efficiency

@@ -67,12 +67,21 @@ print(" ".join(sorted(c["name"] for c in d["checks"] if not c["passed"])))' "$BA
     assert_output --partial "observed: NO  level2_gpu_kept_busy"
     assert_output --partial "observed: NO  level2_sized_by_model"
     assert_output --regexp "\[pass\] level2_results_correct +2/2"
-    assert_output --regexp "\[FAIL\] level2_gpu_busy +0/2 +level2_busy_over_best [0-9.]+, needs >= 0.9"
+    assert_output --regexp "\[FAIL\] level2_gpu_busy +0/2 +level2_busy_over_target [0-9.]+, needs >= 0.9"
     assert_output --regexp "\[FAIL\] level2_sized_by_model +0/2"
     assert_output --partial "level 2: 2 of 6 points (a second level, graded apart)"
     assert_output --partial "total: 6 of 16 points for this run"
 }
 
+# Level two's busy target (0.9 of the model's ring replayed with the run's
+# own preparations, exercises/given/ex11.cu's target_busy) and its false
+# negatives, measured with `make stress STRESS_PROGRAMS=sol11 RUNS=40` on an
+# H100 (2026-11-23): observed 80 of 80 (quick and default), sol11's busy over
+# target 0.975-1.028, mean 0.991, sd 0.009 (0.9 lies 9.9 sd below the mean);
+# the preparations ran at 0.17x-1.69x of the calibrated P. The same 80 runs
+# against the job's best at the calibrated P (the criterion before): 11 below
+# 0.9 (0.72 at worst); against the model at each run's mean preparation,
+# 3 of 50 below (0.82-0.89).
 @test "sol11 keeps the GPU busy as the model says, sizes level two's loader by it, every batch right, and earns full marks" {
     json_run ./sol11
     for v in gpu_kept_busy level2_gpu_kept_busy level2_sized_by_model; do

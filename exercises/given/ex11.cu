@@ -61,8 +61,13 @@
  *   level2_busy, level2_model_busy, level2_best_busy   the GPU's busy share
  *                            (median round), the model's at the student's
  *                            size, and at the least size (the job's best);
- *   level2_busy_over_best    busy / best busy, round by round;
- *   level2_prep_measured_ms  the median preparation as prepare() timed it;
+ *   level2_target_busy       the busiest the model's ring keeps the GPU at
+ *                            one more than the least size (the most allowed)
+ *                            or at the student's, replayed with the run's
+ *                            own preparation times (ring_busy), median round;
+ *   level2_busy_over_target  busy / that target, round by round;
+ *   level2_prep_measured_ms  a batch's preparation as prepare() timed it,
+ *                            the mean of a run, median round;
  *   level2_mismatches, level2_checked, level2_calls_wrong   batches wrong,
  *                            of all checked (slowed runs included); calls
  *                            out of range and batches not stepped once;
@@ -111,12 +116,17 @@ static const verdict BUSY = {
     "the GPU waited for the CPU: prepare() runs on the thread that calls it, so w producer "
     "threads (pthread_create), each preparing its share of the batches into its own slots, "
     "while this thread only calls step() in order"};
-/* Level two's target: 0.9 of the best busy share the job allows. Simulated
- * with every preparation +-30%, every size the sizing criterion allows
- * reaches 0.93 or more on a host as fast as it calibrated; a slower host
- * (lab11 measured preparations at 0.8x to 1.7x of P, way by way) takes some
- * of that room: how much, at which size, is the exercise's to work out.
- * The reference solution read 0.99 on an H100. */
+/* Level two's target: 0.9 of what an allowed size could do in the same run.
+ * P is calibrated on one thread; on the shared H100 hosts producers side by
+ * side prepared at 0.7x to 2x of it, run by run, and uneven. Against the
+ * job's best at the calibrated P the reference lost the point in 2 of 4
+ * grading runs (0.78, 0.88); against the steady-state model at the run's
+ * mean preparation in 3 of 50 (0.82-0.89), each where producers only just
+ * kept pace and uneven preparations left the GPU waiting. So each run's own
+ * preparations, batch by batch, are replayed through the model's ring
+ * (target_busy): a burst on the host hits both sides. The least size falls
+ * short once preparations run slower than calibrated: how much room to
+ * leave is the exercise's to work out. */
 static const verdict LEVEL2_BUSY = {
     "level2_gpu_kept_busy", 0.9, INFINITY, "%",
     "level two's GPU waited for the producers: do w threads preparing a batch each P keep "
@@ -198,7 +208,7 @@ static void serial(const loader *l)
 }
 
 typedef struct {
-    double ms, busy, prep_ms;
+    double ms, busy, prep_ms; /* prep_ms: the mean of the run's preparations */
     int threads, steps_wrong;
 } run_result;
 
@@ -228,7 +238,7 @@ static run_result one_run(void (*fn)(const loader *), const char *who, tally *t,
         res.threads += first;
         res.steps_wrong += bench.steps[b] != 1;
     }
-    res.prep_ms = stats_of(bench.prep_ms, bench.f.batches).median;
+    res.prep_ms = stats_of(bench.prep_ms, bench.f.batches).mean; /* the rate: mean */
     return res;
 }
 
@@ -306,6 +316,36 @@ static double model_busy(const level2_job *j, int w, int n)
     return j->batches * j->step_ms / (j->prep_ms + j->batches * each);
 }
 
+/* The ring of lab11's model replayed with one run's own preparations,
+ * prep[b] as prepare() timed batch b: producer b % w prepares batch b into
+ * slot b % n once its previous batch is done and the slot's last batch has
+ * left the GPU, which takes each batch in order for C + K. The GPU's busy
+ * share that gives: what a ring of that size could do on the host as it
+ * ran, preparations slower than calibrated or uneven included. */
+static double ring_busy(const level2_job *j, const double *prep, int w, int n)
+{
+    double free_at[EX11_MAX_PRODUCERS] = {0}, gpu = 0;
+    double *done = (double *)xmalloc((size_t)j->batches * sizeof *done);
+    for (int b = 0; b < j->batches; b++) {
+        double start = fmax(free_at[b % w], b >= n ? done[b - n] : 0);
+        free_at[b % w] = start + prep[b];
+        gpu = done[b] = fmax(free_at[b % w], gpu) + j->copy_ms + j->step_ms;
+    }
+    free(done);
+    return j->batches * j->step_ms / gpu;
+}
+
+/* Level two's target for one run: the ring replayed at one more producer
+ * and slot than the least (the most level2_sized_by_model allows), or at
+ * the student's own size where that is busier. */
+static double target_busy(const level2_job *j, const double *prep, loader_size least,
+                          loader_size yours)
+{
+    int w = least.producers + 1 > EX11_MAX_PRODUCERS ? EX11_MAX_PRODUCERS : least.producers + 1;
+    int n = least.slots + 1 > EX11_MAX_SLOTS ? EX11_MAX_SLOTS : least.slots + 1;
+    return fmax(ring_busy(j, prep, w, n), ring_busy(j, prep, yours.producers, yours.slots));
+}
+
 /* How far `have` is outside [least, least + 1]. */
 static int off_by(int have, int least)
 { return have < least ? least - have : have > least + 1 ? have - least - 1 : 0; }
@@ -344,8 +384,9 @@ static void level_two(report *r, int rounds, int check)
         grading_value("level2_wrong", 1);
         return;
     }
-    double *v = (double *)xmalloc(4 * (size_t)rounds * sizeof *v);
+    double *v = (double *)xmalloc(5 * (size_t)rounds * sizeof *v);
     double *busy = v, *over = v + rounds, *prep = v + 2 * rounds, *ms = v + 3 * rounds;
+    double *target = v + 4 * rounds;
     tally two = {0};
     size_t slowed_wrong = 0;
     int steps_wrong = 0, threads = 0;
@@ -353,19 +394,22 @@ static void level_two(report *r, int rounds, int check)
     timeline_span_begin("level two: yours at your size");
     for (int round = -WARMUP; round < rounds; round++) {
         run_result res = one_run(run_loader, "your loader, level two", &two, size);
+        double aim = target_busy(&job, bench.prep_ms, least, size); /* before the next run */
         run_result slow = slowed_run(&two, &slowed_wrong, size);
         steps_wrong += res.steps_wrong + slow.steps_wrong;
         threads = res.threads > threads ? res.threads : threads; /* the most it ever started */
         threads = slow.threads > threads ? slow.threads : threads;
         if (round < 0)
             continue;
-        busy[round] = res.busy, over[round] = res.busy / best;
+        target[round] = aim;
+        busy[round] = res.busy, over[round] = res.busy / target[round];
         prep[round] = res.prep_ms, ms[round] = res.ms;
     }
     timeline_span_end();
     bench.level2 = 0;
     stats s_busy = stats_of(busy, rounds), s_over = stats_of(over, rounds);
     stats s_prep = stats_of(prep, rounds), s_ms = stats_of(ms, rounds);
+    stats s_target = stats_of(target, rounds);
     free(v);
     int off = off_by(threads, least.producers) + off_by(size.slots, least.slots);
     double at_size = model_busy(&job, size.producers, size.slots);
@@ -379,14 +423,19 @@ static void level_two(report *r, int rounds, int check)
     report_compare(r, "your loader", "gpu_busy", "the model at your size", at_size, &s_busy, "");
     report_compare(r, "your loader", "gpu_busy", "the best: B K / (P + B(C+K))", best, &s_busy,
                    "");
+    report_compare(r, "your loader", "gpu_busy", "the target: the ring replayed",
+                   s_target.median, &s_busy, "");
     report_tally(r, "level2_batches_verified", &two, "batches of your loader at your size the "
                  "GPU found wrong (a word differed from what prepare() wrote) or never stepped");
     report_check(r, "level2_calls_right", calls_wrong == 0, "%zu calls of prepare() or step() "
                  "out of range, or batches not stepped exactly once", calls_wrong);
     if (!check) {
         report_verdict(r, &LEVEL2_BUSY, s_over.median, "the GPU busy %.0f%% of your run, %.0f%% "
-                       "of the best the job allows (%.0f%%; your prediction %.0f%%)",
-                       100 * s_busy.median, 100 * s_over.median, 100 * best, 100 * predicted);
+                       "of what the largest size allowed reaches with your run's own "
+                       "preparations, %.2f ms a batch against %.2f ms calibrated (%.0f%%; the "
+                       "job's best %.0f%%; your prediction %.0f%%)", 100 * s_busy.median, 100 * s_over.median,
+                       s_prep.median, job.prep_ms, 100 * s_target.median, 100 * best,
+                       100 * predicted);
         report_verdict(r, &LEVEL2_SIZED, off, "%d threads prepared, %d slots; the model's least "
                        "%d and %d, at most one more of each", threads, size.slots,
                        least.producers, least.slots);
@@ -396,7 +445,8 @@ static void level_two(report *r, int rounds, int check)
     grading_value("level2_busy", s_busy.median);
     grading_value("level2_model_busy", at_size);
     grading_value("level2_best_busy", best);
-    grading_value("level2_busy_over_best", s_over.median);
+    grading_value("level2_target_busy", s_target.median);
+    grading_value("level2_busy_over_target", s_over.median);
     grading_value("level2_prep_measured_ms", s_prep.median);
     grading_value("level2_mismatches", (double)two.wrong);
     grading_value("level2_checked", (double)two.checked);
