@@ -85,24 +85,24 @@ print(n * (m['pageable H2D']['stats']['p5'] + m['pageable D2H']['stats']['p5']))
 
 # One run: every speedup is the median of its rounds' serial / variant, the
 # serial run timed in the same rounds, so one burst cannot favour one variant.
+# Three or more streams go past the two streams' bound: asserted through the
+# lab's own verdict, which re-measures where another process spoils a round
+# (#13), and names its best variant. Before, this compared the best 3-4
+# stream speedup with 1.25x the double buffer's from one unretried run, and
+# failed once on the H100 at 1.24x (2026-11-23: 2.23x against 1.80x, the
+# model's 2.88x against 1.92x).
 @test "two streams are held to the streams' bound; three or more go past it" {
-    ./lab04 --json >"$BATS_TEST_TMPDIR/r.json" || [ $? -eq 4 ] # the first test judges the verdict
-    f="$BATS_TEST_TMPDIR/r.json"
+    json_run ./lab04
     # each stream runs its batches' three stages in turn: the model (about 2x
     # on a balanced load), within 15%
     measured=$(report value "$f" "double buffered" time)
     model=$(predicted "$f" "double buffered" time)
     ok "0.85 * $model <= $measured <= 1.15 * $model" "double buffered $measured ms, model $model ms"
-    # the model says 2.88x / 1.92x = 1.5 for 3 streams on a balanced load; the
-    # best 3- or 4-stream order must get 1.25x past the double buffer (one
-    # order alone has run slow on the H100: 1.95x once against 2.48x usually)
-    two=$(report value "$f" "double buffered" speedup)
-    many=0
-    for v in "3 streams depth" "3 streams breadth" "4 streams depth" "4 streams breadth"; do
-        x=$(report value "$f" "$v" speedup)
-        many=$(python3 -c "print(max($many, $x))")
-    done
-    ok "$many >= 1.25 * $two" "the best 3-4 stream variant ${many}x is not well past the double buffer's ${two}x"
+    # the verdict's best variant, at 85% or more of its ideal, has 3 or more
+    # streams: two are held to their bound, 85% of the ideal is past it
+    observed "$f" pipeline_reaches_ideal
+    best=$(from_json "$f" "[v['detail'] for v in d['verdict']['items'] if v['name'] == 'pipeline_reaches_ideal'][0]")
+    [[ "$best" =~ ^best:\ ([348])\ streams ]] || fail "the best variant has two streams: $best"
 }
 
 @test "from pageable memory the copies take turns on the host, and the double buffer's gain is lost" {
