@@ -23,6 +23,7 @@ fake() {
 }
 
 @test "recorded runs score as the rubrics say: the solutions 96, the skeletons 22, partial work 54, broken work 0" {
+    require_recorded grading/solutions/outcomes
     run rescore
     assert_success
     assert_output --partial "solutions: 96/96 points"
@@ -32,6 +33,7 @@ fake() {
 }
 
 @test "grades.csv has the gradebook's six columns, then the second level's two, and one row per student and exercise" {
+    require_recorded grading/solutions/outcomes
     rescore >/dev/null
     run head -1 "$BATS_TEST_TMPDIR/out/grades.csv"
     assert_output "student,exercise,points,max_points,status,reason,level2_points,level2_max"
@@ -50,6 +52,7 @@ fake() {
 }
 
 @test "the untouched exercises earn their correctness points and nothing for the concept" {
+    require_recorded grading/solutions/outcomes
     rescore >/dev/null
     # ex02's level two as handed out: produce, queue, wait for the stream, consume
     run row exercises ex02
@@ -79,6 +82,7 @@ fake() {
 }
 
 @test "ex05's level two: one tile a block, short blocks with the setup most of each, breaks the contract and earns no level-two point" {
+    require_recorded grading/solutions/outcomes
     rescore >/dev/null
     run row alice ex05
     assert_output --partial "10/16,partial,level2_shape_in_contract: level2_runs_wrong 101, needs <= 0"
@@ -90,6 +94,7 @@ fake() {
 }
 
 @test "a build error, a missing file, a timeout, a crash and a CUDA error each score 0 with the reason" {
+    require_recorded grading/solutions/outcomes
     rescore >/dev/null
     run row broken ex01
     assert_output '0/16,build_error,build failed: ex01_default_stream.cu(18): error: identifier "cudaStreamNonBlock" is undefined'
@@ -104,6 +109,7 @@ fake() {
 }
 
 @test "memcheck errors fail the correctness criteria, and the reason says so" {
+    require_recorded grading/solutions/outcomes
     rescore >/dev/null
     run row broken ex03
     assert_output --partial "0/16,failed,launches_logged: compute-sanitizer memcheck found 3 errors: Invalid __global__ write of size 8 bytes"
@@ -112,6 +118,7 @@ fake() {
 }
 
 @test "a criterion relative to the solution uses the solution's number from the same run, else the model's" {
+    require_recorded grading/solutions/outcomes
     rescore >/dev/null
     run row alice ex04
     assert_output --partial "needs >= 0.857 (0.9 x the reference solution's 0.952, measured in this run)"
@@ -168,6 +175,7 @@ False"
 }
 
 @test "a reference solution short of full marks is reported: the GPU may be busy" {
+    require_recorded grading/solutions/outcomes
     cp -r "$RECORDED" "$BATS_TEST_TMPDIR/recorded"
     sed -i 's/"latency_ratio": 17.533/"latency_ratio": 3.1/' "$BATS_TEST_TMPDIR/recorded/_reference/outcomes/ex05.json"
     run grade --rescore "$BATS_TEST_TMPDIR/recorded" --out "$BATS_TEST_TMPDIR/out"
@@ -176,6 +184,7 @@ False"
 }
 
 @test "junit.xml has a testsuite per student, a testcase per criterion, a failure for each one short of its points" {
+    require_recorded grading/solutions/outcomes
     rescore >/dev/null
     run python3 tests/fixtures/grading/check_outputs.py junit "$BATS_TEST_TMPDIR/out/junit.xml"
     assert_success
@@ -186,6 +195,7 @@ solutions: 31 tests, 0 failures"
 }
 
 @test "--format gradescope writes each student's results.json with Gradescope's fields" {
+    require_recorded grading/solutions/outcomes
     rescore --format gradescope >/dev/null
     for s in solutions:96/96 exercises:22/96 alice:54/96 broken:0/96; do
         run python3 tests/fixtures/grading/check_outputs.py gradescope "$BATS_TEST_TMPDIR/out/${s%%:*}/results.json"
@@ -195,6 +205,7 @@ solutions: 31 tests, 0 failures"
 }
 
 @test "an instructor's edit to a rubric changes the scores on the next rescore" {
+    require_recorded grading/solutions/outcomes
     cp -r grader/rubrics "$BATS_TEST_TMPDIR/rubrics"
     # the warm-up criterion of ex03 worth nothing, its median criterion worth 8
     python3 - "$BATS_TEST_TMPDIR/rubrics/ex03.ini" <<'PY'
@@ -212,6 +223,7 @@ PY
 }
 
 @test "a rubric with a mistake stops the grader, naming the file, the section and the key" {
+    require_recorded grading/solutions/outcomes
     check_rubric() { # SED-EXPRESSION EXPECTED-MESSAGE
         rm -rf "$BATS_TEST_TMPDIR/rubrics"
         cp -r grader/rubrics "$BATS_TEST_TMPDIR/rubrics"
@@ -284,6 +296,7 @@ level2_faster_per_step level2_graph_efficiency 1 None 2
 }
 
 @test "the points preview of ./exNN gives the grader's points on every recorded run, and on each bound" {
+    require_recorded grading/solutions/outcomes
     make -s build/tests/preview_test
     run python3 tests/tools/preview_check.py build/tests/preview_test "$RECORDED"
     assert_success
@@ -384,6 +397,7 @@ level2_faster_per_step level2_graph_efficiency 1 None 2
 }
 
 @test "the check pass runs under compute-sanitizer when there is one, and its errors fail the correctness criteria" {
+    require_recorded grading/solutions/outcomes
     require_sandbox
     PATH="$RECORDED:$PATH" fake --only ex06 --fake-harness "tests/fixtures/grading/fake-harness.sh \
 '\"mismatches\": 0, \"guard_words_changed\": 0, \"issue_fraction\": 0.01, \"producer_idle_runs\": 0'" >/dev/null

@@ -528,6 +528,7 @@ print(f'{Report(sys.argv[1]).value(sys.argv[2], sys.argv[3]):.2f}')" "$@"
 }
 
 @test "figures 11-14: each solved exercise's last run, its chain and the model's bound from the run's report" {
+    require_recorded schedule
     cp -r "$SCHEDULE" "$BATS_TEST_TMPDIR/res"
     for pair in "01:your streams:your worker streams:predicted_time" \
                 "04:your pipeline:your level-2 pipeline:predicted_time" \
@@ -554,6 +555,7 @@ print(f'{Report(sys.argv[1]).value(sys.argv[2], sys.argv[3]):.2f}')" "$@"
 }
 
 @test "figure 13 follows the ring's slower stage: after item 0's producer, the consumer's steps; or the producer's, then item 5's consumer" {
+    require_recorded schedule
     # the model (ex06's ring_model_ms): the slower step paces every item, so
     # the chain holds item 0's stage 1 (3 activities) and every stage 2 (2
     # each) when the consumer is slower, every stage 1 and item 5's stage 2
@@ -570,6 +572,7 @@ print(f'{Report(sys.argv[1]).value(sys.argv[2], sys.argv[3]):.2f}')" "$@"
 }
 
 @test "a schedule figure without its trace says what to run, is skipped when waived, and a missing bound names the row" {
+    require_recorded schedule
     cp -r "$SCHEDULE" "$BATS_TEST_TMPDIR/res"
     rm "$BATS_TEST_TMPDIR/res/sol08-trace.json"
     run --separate-stderr plot schedule08 "$BATS_TEST_TMPDIR/res"
@@ -592,6 +595,7 @@ print(f'{Report(sys.argv[1]).value(sys.argv[2], sys.argv[3]):.2f}')" "$@"
 }
 
 @test "make results runs sol01, sol04, sol06 and sol08 once each, traced with their report, and make plots draws figures 11-14" {
+    require_recorded schedule
     mkdir -p "$BATS_TEST_TMPDIR/bin"
     for n in 01 04 06 08; do
         cat >"$BATS_TEST_TMPDIR/bin/sol$n" <<EOF

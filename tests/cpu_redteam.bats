@@ -188,6 +188,7 @@ EOF2
 }
 
 @test "escapes, bidi overrides, invalid UTF-8, XML and 32 MiB of output reach the reports as one short printable line" {
+    require_recorded grading/solutions/outcomes
     require_sandbox
     run attack report-hostile-text
     assert_success
@@ -232,6 +233,7 @@ PY
 RECORDED="$ROOT/tests/fixtures/grading"
 
 @test "a result beyond the model's bound by more than its tolerance is flagged in every report, and its criterion not awarded" {
+    require_recorded grading/solutions/outcomes
     recorded too-fast ex01 speedup_vs_blocking 2.9
     recorded too-efficient ex04 efficiency 1.4
     recorded within ex01 speedup_vs_blocking 2.15
@@ -261,6 +263,7 @@ print([t['output'] for t in r['tests'] if 'overlaps' in t['name']][0])"
 }
 
 @test "the points preview flags the same value, and a model_limit inside the criterion's bound is a rubric error" {
+    require_recorded grading/solutions/outcomes
     make -s build/tests/preview_test
     run build/tests/preview_test grader/rubrics/ex01.ini launches_wrong=0 speedup_vs_blocking=2.9
     assert_success
@@ -279,6 +282,7 @@ print([t['output'] for t in r['tests'] if 'overlaps' in t['name']][0])"
 }
 
 @test "hostile text already in a recorded outcome is made printable by the reports themselves" {
+    require_recorded grading/solutions/outcomes
     mkdir -p "$BATS_TEST_TMPDIR/rec/x/outcomes"
     python3 - "$RECORDED/solutions/outcomes/ex01.json" "$BATS_TEST_TMPDIR/rec/x/outcomes/ex01.json" <<'PY'
 import json, sys

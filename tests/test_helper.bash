@@ -38,6 +38,17 @@ require_no_gpu() {
     fi
 }
 
+# require_recorded PATH...: skips where the instructor withheld a recorded
+# fixture (tests/fixtures/PATH) from the students' copy: the recorded runs
+# and traces hold the reference solutions' numbers and predictions
+# (exercises/README.md, "Handing out the exercises").
+require_recorded() {
+    local p
+    for p in "$@"; do
+        [ -e "$ROOT/tests/fixtures/$p" ] || skip "tests/fixtures/$p withheld (exercises/README.md, \"Handing out the exercises\")"
+    done
+}
+
 # Skips the test, with the reason, where the grader cannot make its sandbox
 # (grader/sandbox.py: no bwrap, or no namespaces for it).
 require_sandbox() {
