@@ -98,6 +98,15 @@ void grading_value(const char *name, double value)
     grading.value[grading.n++] = value;
 }
 
+int grading_predicted(report *r, double prediction, double as_handed_out, const char *name)
+{
+    if (isfinite(prediction) && prediction != as_handed_out)
+        return 1;
+    report_text(r, "  (the model's value appears here once you write your prediction, %s: "
+                "predict first, then run)\n", name);
+    return 0;
+}
+
 double grading_uniform(double lo, double hi)
 {
     uint32_t u;

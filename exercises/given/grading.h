@@ -76,6 +76,19 @@ int grading_check(void);
 /* A metric, by the name the rubric gives it. */
 void grading_value(const char *name, double value);
 
+/* Has the student written level two's prediction? The model's value of
+ * the quantity they predict is its answer, so a given program prints that
+ * value (beside the prediction and the measurement) only once they have:
+ * `prediction` a number other than `as_handed_out`, what the exercise's
+ * stub writes (0 or a marker; a NaN is no prediction). Returns 1 then;
+ * else prints, in the text format, one line saying the model's value
+ * appears once `name` (say "LEVEL2_PREDICTED_RATIO") is written, and
+ * returns 0: call it once, where the model's line would be, and keep its
+ * answer for the other lines that would give the value away. The
+ * measurement is printed either way, and the grader's result line carries
+ * the model's value either way, as a grading_value(). */
+int grading_predicted(report *r, double prediction, double as_handed_out, const char *name);
+
 /* A number drawn uniformly from [lo, hi), fresh every run. */
 double grading_uniform(double lo, double hi);
 
