@@ -124,6 +124,17 @@ json_run() {
     assert_success
 }
 
+# grade_line PROGRAM ARGS...: runs it as the grader does (--grade, a token on
+# stdin), asserting exit 0; its result line, the last on stdout, in $g: a
+# JSON object of every metric (from_json reads it), level two's optima and
+# model values included, which a student's run does not print.
+grade_line() {
+    run --separate-stderr bash -c 'echo tok | "$@" --grade' grade_line "$@"
+    assert_success
+    g="$BATS_TEST_TMPDIR/result.json"
+    printf '%s\n' "${lines[${#lines[@]} - 1]}" >"$g"
+}
+
 # from_json FILE EXPRESSION: prints a Python expression of the JSON report `d`.
 from_json() { python3 -c "import json; d = json.load(open('$1')); print($2)"; }
 
