@@ -135,6 +135,19 @@ grade_line() {
     printf '%s\n' "${lines[${#lines[@]} - 1]}" >"$g"
 }
 
+# every_format STATUS PROGRAM ARGS...: runs it as a student does, in the text
+# format, with --csv and with --json, each run exiting STATUS; $output then
+# holds the three outputs, one after another (to refute what none may print).
+every_format() {
+    local status=$1 format all=""
+    shift
+    for format in "" --csv --json; do
+        run -"$status" "$@" $format
+        all+="$output"$'\n'
+    done
+    output=$all
+}
+
 # from_json FILE EXPRESSION: prints a Python expression of the JSON report `d`.
 from_json() { python3 -c "import json; d = json.load(open('$1')); print($2)"; }
 
