@@ -148,6 +148,15 @@ every_format() {
     output=$all
 }
 
+# refute_row VARIANT METRIC: no row VARIANT METRIC in $output, as the text
+# format, CSV or JSON prints one (every_format's three outputs).
+refute_row() {
+    local v m
+    v=$(sed 's/[][\.*^$()+?{}|]/\\&/g' <<<"$1")
+    m=$(sed 's/[][\.*^$()+?{}|]/\\&/g' <<<"$2")
+    refute_output --regexp "$v( +|,|\",\"metric\":\")$m( |,|\"|$)"
+}
+
 # from_json FILE EXPRESSION: prints a Python expression of the JSON report `d`.
 from_json() { python3 -c "import json; d = json.load(open('$1')); print($2)"; }
 
