@@ -148,6 +148,18 @@ ratio() {
     assert_output "4"
 }
 
+@test "ex01 as given prints the per-thread streams' time but not the model's, the prediction's answer, in text or JSON" {
+    run ./ex01 --quick
+    assert_output --regexp "per-thread streams +time +[0-9.]+ ms"
+    refute_output --regexp "per-thread streams +time +predicted"
+    assert_output --partial "(the model's value appears here once you write your prediction, LEVEL2_PREDICTED_PER_THREAD_KERNELS: predict first, then run)"
+    ./ex01 --quick --json >"$BATS_TEST_TMPDIR/r.json" || true
+    ok "$(from_json "$BATS_TEST_TMPDIR/r.json" "not [p for p in d['predictions'] if p['variant'] == 'per-thread streams']")" \
+        "the model's per-thread time is in the JSON"
+    run report value "$BATS_TEST_TMPDIR/r.json" "per-thread streams" time
+    assert_success
+}
+
 @test "the reference solution overlaps its streams at least 1.8x, the legacy call still there, at both levels" {
     [ -x ./sol01 ] || skip "solutions/ is not here"
     for run_no in $(runs); do
