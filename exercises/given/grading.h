@@ -76,6 +76,13 @@ int grading_check(void);
 /* A metric, by the name the rubric gives it. */
 void grading_value(const char *name, double value);
 
+/* A metric whose number would give a level-two answer away (the distance
+ * of the student's choice from the model's optimum, which the choice then
+ * gives in one step): the grader's result line carries it as any other,
+ * but the student's points preview shows only whether its criterion
+ * passed, and its limit. */
+void grading_value_withheld(const char *name, double value);
+
 /* Has the student written level two's prediction? The model's value of
  * the quantity they predict is its answer, so a given program prints that
  * value (beside the prediction and the measurement) only once they have:
