@@ -176,3 +176,17 @@ observed() {
     ok "$(from_json "$1" "[v['observed'] for v in d['verdict']['items'] if v['name'] == '$2'] == [True]")" \
         "$2 not observed: $(from_json "$1" "d['verdict']")"
 }
+
+# withheld FILE.json LIST VARIANT [METRIC]: the report's LIST (predictions,
+# or measurements) has no row of VARIANT (and METRIC): a model's value that
+# a student's run keeps back (grading_predicted() in exercises/given/grading.h).
+withheld() {
+    python3 - "$@" <<'PY' || fail "$3 ${4:-} is in the $2 of $1"
+import json, sys
+d = json.load(open(sys.argv[1]))
+rows = [m for m in d[sys.argv[2]] if m["variant"] == sys.argv[3]
+        and (len(sys.argv) < 5 or m["metric"] == sys.argv[4])]
+print(rows or "", end="")
+sys.exit(1 if rows else 0)
+PY
+}

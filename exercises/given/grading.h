@@ -12,6 +12,12 @@
  *     grading_value("speedup", s);                 each metric the rubric may name
  *     return grading_finish(&lab);                 instead of lab_end()
  *
+ * Level two's answers stay out of a student's run, and in the grader's
+ * result line: the model's value of what the student predicts until they
+ * have predicted (grading_predicted), a scored optimum always (a
+ * grading_value() only, never reported), and the number of a metric that
+ * gives it in one step (grading_value_withheld).
+ *
  * check_pass_sizes(), the program's own, sets the check pass's small sizes:
  * the option variables it changes, and opt->reps. Under --check,
  * grading_begin() calls it as soon as the options are parsed and --quick
@@ -75,6 +81,13 @@ int grading_check(void);
 
 /* A metric, by the name the rubric gives it. */
 void grading_value(const char *name, double value);
+
+/* A metric whose number would give a level-two answer away (the distance
+ * of the student's choice from the model's optimum, which the choice then
+ * gives in one step): the grader's result line carries it as any other,
+ * but the student's points preview shows only whether its criterion
+ * passed, and its limit. */
+void grading_value_withheld(const char *name, double value);
 
 /* Has the student written level two's prediction? The model's value of
  * the quantity they predict is its answer, so a given program prints that
