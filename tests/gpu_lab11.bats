@@ -78,6 +78,8 @@ print(" ".join(sorted(c["name"] for c in d["checks"] if not c["passed"])))' "$BA
     refute_row "the model's least" producers
     refute_row "the model's least" slots
     refute_output --regexp "level2[_ ]ratio"
+    refute_output --regexp "level2_size_off [0-9]" # with the size, the least
+    assert_output --regexp "level2_sized_by_model_value,1,"
     refute_output --regexp "least .*[0-9]+ and [0-9]+, at most one more"
     refute_output --partial "the model at your size"
     refute_output --partial "the best: B K"

@@ -156,6 +156,8 @@ sums_ok() {
     every_format 4 ./ex14 --quick
     refute_row "the cheapest size that meets the budget" k
     refute_row "the cheapest size that meets the budget" cost
+    refute_output --regexp "level2_cost_error_pct [0-9]" # with the cost, the cheapest's
+    assert_output --regexp "level2_cheapest_value,100,"
     refute_output --partial "launch + ceil(B / P) x t"
     assert_output --partial "the model's value appears here once you write your prediction, *predicted_us"
     grade_line ./ex14 --quick

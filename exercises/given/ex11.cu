@@ -57,7 +57,9 @@
  *   level2_least_producers, level2_least_slots   the model's least size:
  *                            level two's answer, so the grader's line only;
  *   level2_size_off          how far the threads used and the slots fall
- *                            outside [least, least + 1], summed: 0 when inside;
+ *                            outside [least, least + 1], summed: 0 when inside
+ *                            (withheld from the points preview: with the
+ *                            student's size it gives the least);
  *   level2_predicted_busy    the student's prediction;
  *   level2_busy, level2_model_busy, level2_best_busy   the GPU's busy share
  *                            (median round), the model's at the student's
@@ -444,11 +446,13 @@ static void level_two(report *r, int rounds, int check)
                        "preparations (%.0f%%), %.2f ms a batch against %.2f ms calibrated",
                        100 * s_busy.median, 100 * s_over.median, 100 * s_target.median,
                        s_prep.median, job.prep_ms);
-        report_verdict(r, &LEVEL2_SIZED, off, "%d threads prepared, %d slots: each must lie "
-                       "within the model's least and one more", threads, size.slots);
+        /* judged on 0 (inside) or 1 (not): how far outside, with the
+         * student's own size, would give the least */
+        report_verdict(r, &LEVEL2_SIZED, off ? 1 : 0, "%d threads prepared, %d slots: each must "
+                       "lie within the model's least and one more", threads, size.slots);
     }
     grading_value("level2_threads_used", threads);
-    grading_value("level2_size_off", off);
+    grading_value_withheld("level2_size_off", off); /* with the size: the least */
     grading_value("level2_busy", s_busy.median);
     grading_value("level2_model_busy", at_size);
     grading_value("level2_best_busy", best);

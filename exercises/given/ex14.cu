@@ -56,7 +56,9 @@
  *   level2_latency_over_budget   level2_latency_us / level2_budget_us;
  *   level2_cost, level2_best_cost, level2_cost_error_pct   the background's
  *                             cost in the student's partition, the model's at
- *                             k* (the grader's line only), and 100 |cost / best - 1|;
+ *                             k* (the grader's line only), and 100 |cost / best - 1|
+ *                             (withheld from the points preview: with the cost
+ *                             it gives k*'s);
  *   level2_wrong              level two's block records wrong, plus 1 when
  *                             the device refused the k returned.
  * --check: 5 waves, 3 samples of each, both levels: the records only. */
@@ -404,16 +406,20 @@ static void level_two(report *r, int n, double alone_us, int check)
     if (!check) {
         report_verdict(r, &WITHIN_BUDGET, lat.median / job.budget_us, "%.1f us (median) "
                        "against a budget of %.1f us", lat.median, job.budget_us);
-        report_verdict(r, &CHEAPEST, error / 100, "in your partition of %d SMs the background "
-                       "took %.3fx its time on the whole GPU, against what the cheapest size "
-                       "that meets the budget costs", P, cost);
+        /* judged on 0 (within) or 1 (not): the error, with the student's
+         * cost, would give the cheapest size's */
+        int within = verdict_holds(&CHEAPEST, error / 100);
+        report_verdict(r, &CHEAPEST, within ? 0 : 1, "in your partition of %d SMs the background "
+                       "took %.3fx its time on the whole GPU: %s %.1f%% of what the cheapest size "
+                       "that meets the budget costs", P, cost, within ? "within" : "not within",
+                       CHEAPEST.max * 100);
     }
     grading_value("level2_partition_sms", P);
     grading_value("level2_latency_us", lat.median);
     grading_value("level2_latency_over_budget", lat.median / job.budget_us);
     grading_value("level2_cost", cost);
     grading_value("level2_best_cost", best_cost);
-    grading_value("level2_cost_error_pct", error);
+    grading_value_withheld("level2_cost_error_pct", error); /* with the cost: the best's */
     grading_value("level2_wrong", (double)bench.records2.wrong);
 }
 
