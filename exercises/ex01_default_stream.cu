@@ -61,8 +61,9 @@ void create_work_streams(cudaStream_t streams[2])
 
 /* ---- Level two: two host threads (graded apart) ----
  * ./ex01 prints your prediction beside the per-thread streams' measured
- * time, then both times beside their models and how long the two kernels
- * ran at once on the GPU (their own records). */
+ * time (and their model's, once you have written your prediction), your
+ * streams' time beside its model, and how long the two kernels ran at once
+ * on the GPU (their own records). */
 
 /* TODO(student): before you change level2_worker_stream(), work out from
  * lab01's model how long the three launches take when each worker launches

@@ -71,8 +71,9 @@ void free_staging(uint32_t *stage[STAGES])
 }
 
 /* ---- Level two: results come back (graded apart) ----
- * ./ex02 prints your prediction beside the model's value for the way
- * handed out, and your round trip's wall beside the model's best. */
+ * ./ex02 prints your prediction (and, once you have written it, the
+ * model's value for the way handed out), and your round trip's wall beside
+ * the model's best. */
 
 /* TODO(student): before you write run_round_trip(), work out from the model
  * (lab02's handout, level two) what fraction of the best schedule's wall

@@ -120,10 +120,11 @@ void free_sets(void)
 }
 
 /* ---- Level two: the kernel as long as an upload ----
- * ./ex04 prints your prediction beside the model's bound for two streams,
- * and your pipeline's efficiency beside the model of the shape it ran
- * (streams, pieces per batch). The efficiency is against the same ideal as
- * level one's, (h+k+d) + (n-1) max(c',k), from the stages at ratio 1. */
+ * ./ex04 prints your prediction and your pipeline's efficiency; once you
+ * have written the prediction, beside them the model's bound for two
+ * streams and the model of the shape your pipeline ran (streams, pieces per
+ * batch). The efficiency is against the same ideal as level one's,
+ * (h+k+d) + (n-1) max(c',k), from the stages at ratio 1. */
 
 /* TODO(student): before you write run_level2(), work out from lab04's model
  * (its handout, "The model") the best efficiency a double buffer can reach

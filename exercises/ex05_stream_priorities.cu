@@ -67,9 +67,10 @@ cudaStream_t create_critical_stream(void)
 }
 
 /* ---- Level two: a latency budget (graded apart) ----
- * ./ex05 prints your prediction beside the model's value, and for your
- * shape the longest block (by the GPU's clock), the wait (median and 9 in
- * 10) and the background's efficiency, each beside its model. */
+ * ./ex05 prints your prediction, and for your shape the longest block (by
+ * the GPU's clock), the wait (median and 9 in 10) and the background's
+ * efficiency, each beside its model; the model's waits (for the shape handed
+ * out and for yours) only once you have written your prediction. */
 
 /* TODO(student): before you change level2_tiles_per_block(), work out from
  * lab05's model the median wait, in us, of the critical kernel on your

@@ -67,9 +67,10 @@ void close_pool(void)
 
 /* ---- Level two: requests of two steps (graded apart) ----
  * LEVEL2_REQUESTS requests, each step 0 then step 1, each step one kernel of
- * a thirty-second of the SMs. ./ex07 prints your prediction beside the
- * model's bound for level one's way, and your pool's speedup beside the
- * model's n / ceil(n / w), w the requests that fit the SMs at once. */
+ * a thirty-second of the SMs. ./ex07 prints your prediction (beside the
+ * model's bound for level one's way, once you have written it), and your
+ * pool's speedup beside the model's n / ceil(n / w), w the requests that fit
+ * the SMs at once. */
 
 /* TODO(student): before you write serve_level2(), work out from lab07's
  * model (its handout, part 2) the best efficiency level one's way can reach

@@ -53,8 +53,9 @@ void run_pipeline(const pipeline *p)
 
 /* ---- Level two: a fork and a join (graded apart) ----
  * LEVEL2_BATCHES batches of LEVEL2_STAGES stages, stage s in p->stream[s].
- * ./ex08 prints your prediction beside the model's value for level one's
- * way, and your pipeline's speedup beside the model's. */
+ * ./ex08 prints your prediction (beside the model's value for level one's
+ * way, once you have written it), and your pipeline's speedup beside the
+ * model's. */
 
 /* TODO(student): before you write run_level2(), work out from lab08's model
  * what level one's way reaches here: each stage waiting for the stage

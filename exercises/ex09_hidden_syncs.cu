@@ -64,8 +64,9 @@ void finish_training(train_state *t)
 }
 
 /* ---- Level two: every loss reported, the GPU kept busy (graded apart) ----
- * ./ex09 prints your prediction beside the model's, and the GPU's idle time
- * through the program's stalls beside the model's at your lag. */
+ * ./ex09 prints your prediction and the GPU's idle time through the
+ * program's stalls; once you have written your prediction, the model's
+ * answer beside it, and the model's idle time at your lag beside yours. */
 
 /* TODO(student): before you write train_step_reported(), work out from
  * lab09's model the GPU's idle time through the longest stall the program

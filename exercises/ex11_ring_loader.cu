@@ -64,8 +64,8 @@ void run_loader(const loader *l)
 }
 
 /* ---- Level two: the loader's size (graded apart) ----
- * ./ex11 prints your prediction beside the model at your size and the
- * GPU's busy share measured at it. */
+ * ./ex11 prints your prediction beside the GPU's busy share measured at
+ * your size, and the model's at your size once you have written it. */
 
 loader_size choose_loader(const level2_job *job, double *predicted_busy)
 {

@@ -64,8 +64,9 @@ void run_backward(const backward *b)
 }
 
 /* ---- Level two: how many layers a bucket (graded apart) ----
- * ./ex13 prints your prediction beside the model's, and your m's speedup
- * beside every candidate's. */
+ * ./ex13 prints your prediction (and the model's, once you have written
+ * it), and your m's speedup beside the model's at your m and as a share of
+ * the fastest candidate's. */
 
 /* TODO(student): before you write level2_bucket_layers(), work out from
  * lab13's model the best speedup over the serial pass for 24 layers of t,
@@ -84,7 +85,7 @@ int level2_bucket_layers(const bucket_job *j, double *predicted_ms)
      * measured: your run_backward() with buckets of m layers, in rounds
      * beside the program's serial pass and its own overlapped pass at every
      * divisor of j->layers (and at the model's best), each round's times
-     * paired; your predicted time beside the program's own T(m). Ask: what
+     * paired; your predicted time against the program's own T(m). Ask: what
      * does a bucket of m layers cost the link, and when can the first one
      * start? As given: every layer its own bucket, and no prediction. */
     (void)j;

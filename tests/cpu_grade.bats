@@ -289,7 +289,7 @@ level2_faster_per_step level2_graph_efficiency 1 None 2
         ex=$(basename "$rubric" .ini)
         program=exercises/given/$ex.cu
         for metric in $(sed -n 's/^metric = //p' "$rubric"); do
-            grep -q "grading_value(\"$metric\"" "$program" ||
+            grep -qE "grading_value(_withheld)?\(\"$metric\"" "$program" ||
                 fail "$rubric names $metric, which $program does not print"
         done
     done

@@ -148,6 +148,17 @@ ratio() {
     assert_output "4"
 }
 
+@test "ex01 as given prints the per-thread streams' time but not the model's, the prediction's answer, in text or JSON" {
+    run ./ex01 --quick
+    assert_output --regexp "per-thread streams +time +[0-9.]+ ms"
+    refute_output --regexp "per-thread streams +time +predicted"
+    assert_output --partial "(the model's value appears here once you write your prediction, LEVEL2_PREDICTED_PER_THREAD_KERNELS: predict first, then run)"
+    ./ex01 --quick --json >"$BATS_TEST_TMPDIR/r.json" || true
+    withheld "$BATS_TEST_TMPDIR/r.json" predictions "per-thread streams"
+    run report value "$BATS_TEST_TMPDIR/r.json" "per-thread streams" time
+    assert_success
+}
+
 @test "the reference solution overlaps its streams at least 1.8x, the legacy call still there, at both levels" {
     [ -x ./sol01 ] || skip "solutions/ is not here"
     for run_no in $(runs); do

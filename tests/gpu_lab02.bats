@@ -175,6 +175,16 @@ print(sorted(c['name'] for c in d['checks'] if c['passed']))")
     assert_output "4"
 }
 
+@test "ex02 as given keeps the model's value for the way handed out, the prediction's answer, out of its text, verdict and JSON" {
+    run ./ex02 --quick
+    refute_output --regexp "the way handed out +efficiency_bound"
+    refute_output --partial "the way handed out reaches"
+    assert_output --partial "(the model's value appears here once you write your prediction, LEVEL2_PREDICTED_EFFICIENCY: predict first, then run)"
+    assert_output --regexp "next best schedule +efficiency_bound"
+    ./ex02 --quick --json >"$BATS_TEST_TMPDIR/r.json" || true
+    withheld "$BATS_TEST_TMPDIR/r.json" measurements "the way handed out"
+}
+
 @test "ex02 --check runs small chunks once, checks every word and judges no timing" {
     run ./ex02 --check
     assert_success
@@ -203,6 +213,9 @@ print(sorted(c['name'] for c in d['checks'] if c['passed']))")
         assert_output "true"
         eff=$(report value "$f" "your round trip" efficiency)
         ok "$eff >= 90" "level-2 efficiency $eff% (model about 100%, limit 90%)"
+        # the reference has predicted: the model's value for the way handed out is shown
+        run report value "$f" "the way handed out" efficiency_bound
+        assert_success
         run report value "$f" "points preview" total
         assert_output "16"
     done

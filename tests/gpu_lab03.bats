@@ -91,6 +91,18 @@ lab03_json() {
     done
 }
 
+@test "ex03 as given prints what level one's events read behind a background, but not the model's ratio, the prediction's answer" {
+    run ./ex03 --quick
+    assert_output --regexp "level one's way +events_over_kernel +[0-9.]+ x"
+    refute_output --regexp "level one's way +events_over_kernel +predicted"
+    refute_output --partial "a background as long as the kernel, then the kernel"
+    assert_output --partial "(the model's value appears here once you write your prediction, LEVEL2_PREDICTED_RATIO: predict first, then run)"
+    ./ex03 --quick --json >"$BATS_TEST_TMPDIR/r.json" || true
+    withheld "$BATS_TEST_TMPDIR/r.json" predictions "level one's way"
+    run report value "$BATS_TEST_TMPDIR/r.json" "level one's way" events_over_kernel
+    assert_success
+}
+
 @test "the reference solution reports medians within 2% of both durations it was not told, and full points" {
     [ -x ./sol03 ] || skip "solutions/ is not here"
     for run_no in $(runs); do

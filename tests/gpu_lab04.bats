@@ -184,6 +184,19 @@ PY
     assert_output "1"
 }
 
+@test "ex04 as given prints its level-2 efficiency, but not the model's bound for a double buffer (the prediction's answer) nor for its own shape" {
+    run ./ex04 --quick
+    refute_output --regexp "two streams, whole +efficiency_bound"
+    refute_output --partial "the model's bound for your streams and pieces"
+    assert_output --partial "(the model's value appears here once you write your prediction, LEVEL2_PREDICTED_EFFICIENCY: predict first, then run)"
+    assert_output --regexp "your level-2 pipeline +efficiency +[0-9.]+ %"
+    ./ex04 --quick --json >"$BATS_TEST_TMPDIR/r.json" || true
+    withheld "$BATS_TEST_TMPDIR/r.json" measurements "two streams, whole"
+    withheld "$BATS_TEST_TMPDIR/r.json" predictions "your level-2 pipeline" efficiency
+    run report value "$BATS_TEST_TMPDIR/r.json" "your level-2 pipeline" efficiency
+    assert_success
+}
+
 # At the default size, as lab04's effect is: --quick's smaller batches
 # reached 81% once on an H100 machine where the default run reached 100%.
 @test "sol04 double-buffers with two sets, and at level two pipelines 4 streams, each reaching 90% of the ideal speedup" {
@@ -204,5 +217,8 @@ PY
         assert_output "4"
         efficiency=$(report value "$BATS_TEST_TMPDIR/s.json" "your level-2 pipeline" efficiency)
         ok "$efficiency >= 90" "sol04 level-2 efficiency $efficiency%"
+        # the reference has predicted: the model's bound for a double buffer is shown
+        run report value "$BATS_TEST_TMPDIR/s.json" "two streams, whole" efficiency_bound
+        assert_success
     done
 }

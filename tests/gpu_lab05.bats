@@ -113,6 +113,20 @@ setup() { require_gpu; }
     assert_output --partial "total: 4 of 16 points for this run"
 }
 
+@test "ex05 as given prints its level-2 waits, but not the model's (behind the shape handed out: the prediction's answer)" {
+    run ./ex05 --quick
+    refute_output --regexp "as handed out +wait_model"
+    refute_output --partial "half a block"
+    refute_output --partial "wait_p90_model"
+    assert_output --partial "(the model's value appears here once you write your prediction, LEVEL2_PREDICTED_WAIT_US: predict first, then run)"
+    assert_output --regexp "your shape +wait +[-0-9.e+]+ us"
+    assert_output --regexp "your shape +wait_p90 +[-0-9.e+]+ us"
+    ./ex05 --quick --json >"$BATS_TEST_TMPDIR/r.json" || true
+    withheld "$BATS_TEST_TMPDIR/r.json" measurements "as handed out"
+    withheld "$BATS_TEST_TMPDIR/r.json" measurements "your shape" wait_p90_model
+    withheld "$BATS_TEST_TMPDIR/r.json" predictions "your shape" wait
+}
+
 @test "ex05 --check runs the critical kernel on an idle GPU, checks its outputs and judges no timing" {
     run ./ex05 --check
     assert_success
@@ -153,6 +167,9 @@ setup() { require_gpu; }
     ok "$block >= $model and $block <= $model + 10" "longest block $block us against $model"
     p90=$(report value "$f" "your shape" wait_p90)
     ok "$p90 <= 200" "the reference's 9-in-10 wait $p90 us"
+    # the reference has predicted: the model's waits are shown
+    run report value "$f" "as handed out" wait_model
+    assert_success
     eff=$(report value "$f" "your shape" efficiency)
     ok "$eff >= 85" "the background's efficiency $eff%"
 }

@@ -114,6 +114,15 @@ near_model() {
     assert_output --partial "total: 5 of 16 points for this run"
 }
 
+@test "ex07 as given does not print the model's bound for level one's way at level two, the prediction's answer" {
+    run ./ex07 --quick
+    refute_output --regexp "a stream each, in turn +efficiency_bound"
+    refute_output --partial "the model's best for level one's way here"
+    assert_output --partial "(the model's value appears here once you write your prediction, LEVEL2_PREDICTED_EFFICIENCY: predict first, then run)"
+    ./ex07 --quick --json >"$BATS_TEST_TMPDIR/r.json" || true
+    withheld "$BATS_TEST_TMPDIR/r.json" measurements "a stream each, in turn"
+}
+
 @test "the reference pool reaches the model's speedup: 8 requests at once, and at level two every request at once, full marks" {
     [ -x ./sol07 ] || skip "solutions/ is not here"
     json_run ./sol07
@@ -131,6 +140,9 @@ near_model() {
     assert_output "32"
     run report value "$f" "your level-2 pool" first_steps_late
     assert_output "0"
+    # the reference has predicted: the model's bound for level one's way is shown
+    run report value "$f" "a stream each, in turn" efficiency_bound
+    assert_success
     run report value "$f" "points preview" total
     assert_output "16"
 }

@@ -60,6 +60,15 @@ print(" ".join(sorted(c["name"] for c in d["checks"] if not c["passed"])))' "$BA
     assert_output --partial "total: 6 of 16 points for this run"
 }
 
+@test "ex08 as given does not print the model's fraction for level one's way at level two, the prediction's answer" {
+    run ./ex08 --quick
+    refute_output --regexp "level one's way +efficiency_bound"
+    refute_output --partial "the model's fraction for level one's way here"
+    assert_output --partial "(the model's value appears here once you write your prediction, LEVEL2_PREDICTED_EFFICIENCY: predict first, then run)"
+    ./ex08 --quick --json >"$BATS_TEST_TMPDIR/r.json" || true
+    withheld "$BATS_TEST_TMPDIR/r.json" measurements "level one's way"
+}
+
 @test "sol08 reaches the model with the host free, and at level two the fork-join's model, full marks" {
     json_run ./sol08
     observed "$f" pipeline_reaches_model
@@ -67,6 +76,9 @@ print(" ".join(sorted(c["name"] for c in d["checks"] if not c["passed"])))' "$BA
     # the reference's prediction is the model at the mean times: 4.4 / 5.4 ms
     run report value "$f" "your prediction" efficiency_bound
     python3 -c "import sys; sys.exit(not abs($output - 81.5) < 0.1)" || fail "prediction $output"
+    # the reference has predicted: the model's fraction for level one's way is shown
+    run report value "$f" "level one's way" efficiency_bound
+    assert_success
     run report value "$f" "points preview" total
     assert_output "16"
     run ./sol08 --quick

@@ -87,6 +87,19 @@ outcome() { report value "$1" "$2 | $3" outcome; }
     assert_output --partial "total: 4 of 16 points for this run"
 }
 
+@test "ex09 as given prints neither level two's least lag nor, before a prediction, the model's idle share; the grader's line has both" {
+    every_format 4 ./ex09 --quick
+    refute_output --partial "smallest_lag"
+    refute_row "the model" idle_at_lag_2
+    refute_output --partial "/ S at your lag K"
+    refute_output --regexp "the model [0-9]+% at your lag"
+    assert_output --partial '"metric":"gpu_idle"' # measured all the same
+    assert_output --partial "the model's value appears here once you write your prediction, LEVEL2_PREDICTED_IDLE"
+    grade_line ./ex09 --quick
+    run from_json "$g" "d['level2_model_lag'] >= 3 and 0.1 < d['level2_model_idle_lag2'] < 0.25"
+    assert_output "True"
+}
+
 @test "sol09 neither waits nor serialises, and at level two keeps the GPU busy through the stalls, over several runs" {
     [ -x ./sol09 ] || skip "solutions/ is not here"
     for run_no in $(runs); do
@@ -106,10 +119,12 @@ outcome() { report value "$1" "$2 | $3" outcome; }
     python3 -c "import sys; sys.exit(not 23 < $output < 23.2)" || fail "your prediction: idle_at_lag_2 $output"
     run report value "$f" "the model" idle_at_lag_2
     python3 -c "import sys; sys.exit(not 12 < $output < 23.2)" || fail "the model: idle_at_lag_2 $output"
-    run report value "$f" "the model" smallest_lag
-    python3 -c "import sys; sys.exit(not $output == 3)" || fail "the model: smallest_lag $output"
     run report value "$f" "your loop" largest_lag
     python3 -c "import sys; sys.exit(not $output == 3)" || fail "your loop: largest_lag $output"
+    # the model's least lag, level two's design: the grader's line only
+    grade_line ./sol09
+    run from_json "$g" "int(d['level2_model_lag']), int(d['level2_lag'])"
+    assert_output "3 3"
     run ./sol09 --quick
     assert_success
 }

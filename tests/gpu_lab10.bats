@@ -111,6 +111,22 @@ print(" ".join(sorted(c["name"] for c in d["checks"] if not c["passed"])))' "$BA
     assert_output --partial "total: 3 of 16 points for this run"
 }
 
+@test "ex10 as given does not print the working set its threshold is scored against, nor a number it follows from" {
+    run ./ex10 --quick
+    refute_output --partial "the pool's count    "
+    refute_output --partial "working_set"
+    assert_output --regexp "your pool +release_threshold +0 MiB"
+    assert_output --partial "observed: NO  level2_threshold_fits: your threshold 0.0 MiB: not within 25% of the pool's count"
+    assert_output --regexp "\[FAIL\] level2_threshold_fits +0/2 +level2_threshold_error_pct withheld \(it would give the answer away\), needs <= 25"
+    ./ex10 --quick --json >"$BATS_TEST_TMPDIR/r.json" || true
+    withheld "$BATS_TEST_TMPDIR/r.json" measurements "the pool's count"
+    withheld "$BATS_TEST_TMPDIR/r.json" predictions "your pool"
+    withheld "$BATS_TEST_TMPDIR/r.json" measurements "your prediction" remap
+    # the verdict judges 0 (within) or 1 (not within): its value is no distance
+    ok "$(from_json "$BATS_TEST_TMPDIR/r.json" "[v['value'] for v in d['verdict']['items'] if v['name'] == 'level2_threshold_fits'] == [100]")" \
+        "level2_threshold_fits' value: $(from_json "$BATS_TEST_TMPDIR/r.json" "d['verdict']['items']")"
+}
+
 @test "sol10 frees in stream order with the host free, keeps its pool's working set, and earns full marks" {
     run ./sol10
     assert_success

@@ -73,6 +73,23 @@ print(" ".join(sorted(c["name"] for c in d["checks"] if not c["passed"])))' "$BA
     assert_output --partial "total: 6 of 16 points for this run"
 }
 
+@test "ex11 as given prints neither level two's least size nor, before a prediction, the model's busy share; the grader's line has both" {
+    every_format 4 ./ex11 --quick
+    refute_row "the model's least" producers
+    refute_row "the model's least" slots
+    refute_output --regexp "level2[_ ]ratio"
+    refute_output --regexp "level2_size_off [0-9]" # with the size, the least
+    assert_output --regexp "level2_sized_by_model_value,1,"
+    refute_output --regexp "least .*[0-9]+ and [0-9]+, at most one more"
+    refute_output --partial "the model at your size"
+    refute_output --partial "the best: B K"
+    assert_output --partial '"metric":"gpu_busy"' # measured all the same
+    assert_output --partial "the model's value appears here once you write your prediction, *predicted_busy"
+    grade_line ./ex11 --quick
+    run from_json "$g" "d['level2_least_producers'] >= 1 and d['level2_least_slots'] >= 2 and 0 < d['level2_model_busy'] <= 1"
+    assert_output "True"
+}
+
 # Level two's busy target (0.9 of the model's ring replayed with the run's
 # own preparations, exercises/given/ex11.cu's target_busy) and its false
 # negatives, measured with `make stress STRESS_PROGRAMS=sol11 RUNS=40` on an
@@ -89,13 +106,11 @@ print(" ".join(sorted(c["name"] for c in d["checks"] if not c["passed"])))' "$BA
     done
     run report value "$f" "points preview" total
     assert_output "16"
-    # the reference's size: the model's least producers and slots, one more of each
-    least=$(report value "$f" "the model's least" producers) || fail "no least producers"
-    run report value "$f" "your choice" producers
-    assert_output "$((least + 1))"
-    least=$(report value "$f" "the model's least" slots) || fail "no least slots"
-    run report value "$f" "your choice" slots
-    assert_output "$((least + 1))"
+    # the reference's size: the model's least producers and slots, one more
+    # of each (the least: the grader's line only, as the job is drawn anew)
+    grade_line ./sol11
+    run from_json "$g" "[int(d['level2_' + k]) - int(d['level2_least_' + k]) for k in ('producers', 'slots')]"
+    assert_output "[1, 1]"
     run ./sol11 --quick
     assert_success
 }

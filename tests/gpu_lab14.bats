@@ -152,6 +152,19 @@ sums_ok() {
     assert_output --partial "total: 4 of 16 points for this run"
 }
 
+@test "ex14 as given prints neither level two's cheapest size nor, before a prediction, the model's latency; the grader's line has both" {
+    every_format 4 ./ex14 --quick
+    refute_row "the cheapest size that meets the budget" k
+    refute_row "the cheapest size that meets the budget" cost
+    refute_output --regexp "level2_cost_error_pct [0-9]" # with the cost, the cheapest's
+    assert_output --regexp "level2_cheapest_value,100,"
+    refute_output --partial "launch + ceil(B / P) x t"
+    assert_output --partial "the model's value appears here once you write your prediction, *predicted_us"
+    grade_line ./ex14 --quick
+    run from_json "$g" "d['level2_best_k'] > d['level2_k'] and d['level2_best_cost'] > 1"
+    assert_output "True"
+}
+
 @test "sol14 keeps the urgent kernel's SMs its own, picks the cheapest k for the budget, and earns full marks" {
     json_run ./sol14
     for v in urgent_on_own_sms urgent_waits_for_nothing background_cost_as_modelled \

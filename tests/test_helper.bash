@@ -135,6 +135,39 @@ json_run() {
     assert_success
 }
 
+# grade_line PROGRAM ARGS...: runs it as the grader does (--grade, a token on
+# stdin), asserting exit 0; its result line, the last on stdout, in $g: a
+# JSON object of every metric (from_json reads it), level two's optima and
+# model values included, which a student's run does not print.
+grade_line() {
+    run --separate-stderr bash -c 'echo tok | "$@" --grade' grade_line "$@"
+    assert_success
+    g="$BATS_TEST_TMPDIR/result.json"
+    printf '%s\n' "${lines[${#lines[@]} - 1]}" >"$g"
+}
+
+# every_format STATUS PROGRAM ARGS...: runs it as a student does, in the text
+# format, with --csv and with --json, each run exiting STATUS; $output then
+# holds the three outputs, one after another (to refute what none may print).
+every_format() {
+    local status=$1 format all=""
+    shift
+    for format in "" --csv --json; do
+        run -"$status" "$@" $format
+        all+="$output"$'\n'
+    done
+    output=$all
+}
+
+# refute_row VARIANT METRIC: no row VARIANT METRIC in $output, as the text
+# format, CSV or JSON prints one (every_format's three outputs).
+refute_row() {
+    local v m
+    v=$(sed 's/[][\.*^$()+?{}|]/\\&/g' <<<"$1")
+    m=$(sed 's/[][\.*^$()+?{}|]/\\&/g' <<<"$2")
+    refute_output --regexp "$v( +|,|\",\"metric\":\")$m( |,|\"|$)"
+}
+
 # from_json FILE EXPRESSION: prints a Python expression of the JSON report `d`.
 from_json() { python3 -c "import json; d = json.load(open('$1')); print($2)"; }
 
@@ -153,4 +186,18 @@ attempts_told() {
 observed() {
     ok "$(from_json "$1" "[v['observed'] for v in d['verdict']['items'] if v['name'] == '$2'] == [True]")" \
         "$2 not observed: $(from_json "$1" "d['verdict']")"
+}
+
+# withheld FILE.json LIST VARIANT [METRIC]: the report's LIST (predictions,
+# or measurements) has no row of VARIANT (and METRIC): a model's value that
+# a student's run keeps back (grading_predicted() in exercises/given/grading.h).
+withheld() {
+    python3 - "$@" <<'PY' || fail "$3 ${4:-} is in the $2 of $1"
+import json, sys
+d = json.load(open(sys.argv[1]))
+rows = [m for m in d[sys.argv[2]] if m["variant"] == sys.argv[3]
+        and (len(sys.argv) < 5 or m["metric"] == sys.argv[4])]
+print(rows or "", end="")
+sys.exit(1 if rows else 0)
+PY
 }

@@ -29,7 +29,8 @@ void create_work_streams(cudaStream_t streams[2]);
 /* Yours, before level2_worker_stream(): the model's answer to "with each
  * worker launching into its own cudaStreamPerThread, how long do the three
  * launches take, in kernel lengths?" (1: the kernels overlap; 2: they take
- * turns). The program prints it beside its measurement; no points ride on it. */
+ * turns). The program prints it beside its measurement, and the model's
+ * value beside both once you have written it; no points ride on it. */
 extern const double LEVEL2_PREDICTED_PER_THREAD_KERNELS;
 
 /* Yours. Called once in each worker thread (worker 0, then worker 1, before

@@ -89,7 +89,8 @@
  *   level2_efficiency     ideal / wall, run by run, the median;
  *   level2_model_serial   the model's efficiency of the way handed out
  *                   (produce, queue, wait, consume, chunk after chunk) at
- *                   the run's own times: what the prediction asks;
+ *                   the run's own times: what the prediction asks, so
+ *                   printed only once the student has predicted;
  *   level2_model_late     ... of the next best schedule, the one the
  *                   threshold is set against (the rubric);
  *   level2_predicted      the student's LEVEL2_PREDICTED_EFFICIENCY.
@@ -101,6 +102,7 @@
 
 #include <pthread.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 static int chunks = 8;
@@ -611,10 +613,14 @@ static void level2(lab_run *lab, int check)
     report_compare(r, "your round trip", "wall", "P + (n-1) max(P + C, G) + G + C", si.median,
                    &sw, "ms");
     report_value(r, "your round trip", "efficiency", se.median * 100, "%");
-    report_value(r, "the way handed out", "efficiency_bound", model_serial * 100, "%");
-    report_value(r, "next best schedule", "efficiency_bound", model_late * 100, "%");
     report_value(r, "your prediction", "efficiency_bound", LEVEL2_PREDICTED_EFFICIENCY * 100,
                  "%");
+    /* the way handed out's bound is the prediction's answer: only once predicted */
+    int predicted = grading_predicted(r, LEVEL2_PREDICTED_EFFICIENCY, 0,
+                                      "LEVEL2_PREDICTED_EFFICIENCY");
+    if (predicted)
+        report_value(r, "the way handed out", "efficiency_bound", model_serial * 100, "%");
+    report_value(r, "next best schedule", "efficiency_bound", model_late * 100, "%");
     report_text(r, "  (the model's best wall over each way's, at each run's own P, G and C; the "
                 "way handed out:\n  produce, queue, wait, consume, chunk after chunk; your "
                 "prediction is LEVEL2_PREDICTED_EFFICIENCY,\n  at C = P and G = 1.6 P)\n");
@@ -629,11 +635,15 @@ static void level2(lab_run *lab, int check)
     report_check(r, "level2_slots_free_when_reused", reused == 0, "%d slots reused early, in %d "
                  "runs: produce(i) before the upload of chunk i-2 had ended, or queue_chunk(i) "
                  "before chunk i-2 was consumed", reused, checked);
+    char handed_out[48] = "";
+    if (predicted)
+        snprintf(handed_out, sizeof handed_out, "the way handed out reaches %.0f%%, ",
+                 model_serial * 100);
     if (!check) /* one small run: nothing to judge its timing by */
         report_verdict(r, &LEVEL2_EFFICIENT, se.median, "%.0f%% of the model's best wall "
-                       "(%.2f ms) in %.2f ms, the median of %d timed runs; the way handed out "
-                       "reaches %.0f%%, the next best schedule %.0f%%", se.median * 100,
-                       si.median, sw.median, timed, model_serial * 100, model_late * 100);
+                       "(%.2f ms) in %.2f ms, the median of %d timed runs; %sthe next best "
+                       "schedule %.0f%%", se.median * 100, si.median, sw.median, timed,
+                       handed_out, model_late * 100);
 
     grading_value("level2_runs", checked);
     grading_value("level2_slow_runs", slow);

@@ -59,8 +59,9 @@ typedef struct {
  * path (upload, work, download) of G = 1.6 P, as a fraction (0.5 for 50%).
  * The best wall is lab02's handout's, level two: the first chunk through
  * every stage, then one period of the slowest stage per chunk, the host's
- * produce and consume counting as one. The program prints your answer
- * beside the model's value at your run's own times; no points ride on it. */
+ * produce and consume counting as one. The program prints your answer,
+ * and beside it, once you have written it, the model's value at your run's
+ * own times; no points ride on it. */
 extern const double LEVEL2_PREDICTED_EFFICIENCY;
 
 /* Yours. Produces, queues and consumes every chunk, each exactly once,

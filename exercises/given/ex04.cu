@@ -61,7 +61,9 @@
  *                              each a 1/C share of a batch's stages;
  *   level2_two_stream_bound    the same for two streams and whole batches;
  *   level2_predicted           the student's LEVEL2_PREDICTED_EFFICIENCY,
- *                              printed beside it (no rubric scores it).
+ *                              printed beside it (no rubric scores it);
+ *                              the two bounds above are printed only once
+ *                              the student has predicted.
  * --check: 4 batches of 1 MiB, one round, both levels. */
 #include "ex04.h"
 #include "grading.h"
@@ -132,8 +134,8 @@ static const verdict EFFICIENT = {
 static const verdict LEVEL2_EFFICIENT = {
     "level2_efficient", 0.90, INFINITY, "%",
     "your pipeline fell short of the ideal at a kernel ratio of 1: which of lab04's two bounds "
-    "held it (the model's bound for your streams and pieces, above), and what would lift it "
-    "within the room of two batches? See TODO(student) in run_level2()"};
+    "held it (the model's bound for your streams and pieces, above once you have predicted), "
+    "and what would lift it within the room of two batches? See TODO(student) in run_level2()"};
 
 enum { WARMUP = 1, STAGE_REPEAT = 4, MAX_SEEN = 64, LEVELS = 2 };
 /* The ways of a round: the stages alone, the serial run, the student's. */
@@ -447,7 +449,10 @@ static void report_level(report *r, const level *lv, const measured *m, int engi
 
 /* Level two's model beside the student's design: the bound of two streams
  * and whole batches beside the student's prediction of it, and the bound of
- * the shape compute() saw (streams, pieces per batch) beside its efficiency. */
+ * the shape compute() saw (streams, pieces per batch) beside its efficiency.
+ * Both only once the student has predicted: the first is the prediction's
+ * answer, and the second is the same number for a double buffer, the shape
+ * a student brings from level one. */
 static void report_level2_model(report *r, const level *lv, const measured *m, int engines)
 {
     const stats *st = m->way;
@@ -461,16 +466,23 @@ static void report_level2_model(report *r, const level *lv, const measured *m, i
     double *f[] = {&eff.median, &eff.p5, &eff.p95, &eff.min, &eff.max, &eff.mean};
     for (size_t i = 0; i < sizeof f / sizeof *f; i++)
         *f[i] *= 100;
-    report_value(r, "two streams, whole", "efficiency_bound", two * 100, "%");
     report_value(r, "your prediction", "efficiency_bound", LEVEL2_PREDICTED_EFFICIENCY * 100,
                  "%");
-    report_text(r, "  (the model's best for a double buffer here: the ideal over the larger of "
-                "the engines'\n  and the streams' bounds; your prediction is "
-                "LEVEL2_PREDICTED_EFFICIENCY)\n");
+    int predicted = grading_predicted(r, LEVEL2_PREDICTED_EFFICIENCY, 0,
+                                      "LEVEL2_PREDICTED_EFFICIENCY");
+    if (predicted) {
+        report_value(r, "two streams, whole", "efficiency_bound", two * 100, "%");
+        report_text(r, "  (the model's best for a double buffer here: the ideal over the larger "
+                    "of the engines'\n  and the streams' bounds; your prediction is "
+                    "LEVEL2_PREDICTED_EFFICIENCY)\n");
+    }
     report_value(r, lv->yours, "streams", streams, "count");
     report_value(r, lv->yours, "pieces_per_batch", (double)bench.pieces / n, "count");
-    report_compare(r, lv->yours, "efficiency", "the model's bound for your streams and pieces",
-                   mine * 100, &eff, "%");
+    if (predicted)
+        report_compare(r, lv->yours, "efficiency", "the model's bound for your streams and pieces",
+                       mine * 100, &eff, "%");
+    else
+        report_stats(r, lv->yours, "efficiency", &eff, "%");
     grading_value("level2_streams", streams);
     grading_value("level2_pieces", (double)bench.pieces / n);
     grading_value("level2_two_stream_bound", two);

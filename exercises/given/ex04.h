@@ -67,8 +67,8 @@ typedef struct {
 /* Yours, before run_level2(): the model's answer to "what efficiency can a
  * double buffer (two streams, whole batches) reach at most when the kernel
  * takes as long as an upload?", as a fraction of the ideal (0.5 for 50%).
- * The program prints it beside the model's bound from the stages it
- * measured; no points ride on it. */
+ * Once you have written it, the program prints it beside the model's bound
+ * from the stages it measured; no points ride on it. */
 extern const double LEVEL2_PREDICTED_EFFICIENCY;
 
 /* Yours. Level two's run_batches(): queues every batch of the job, each

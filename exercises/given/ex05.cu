@@ -49,7 +49,8 @@
  * started together: what the kernel waits for at the median and 9 times
  * in 10 is the student's to work out (the report prints the model's values
  * for the student's shape), and the wait behind the shape handed out is the
- * student's prediction. Its metrics:
+ * student's prediction: the model's waits, for either shape, are printed
+ * only once the student has predicted. Its metrics:
  *   level2_rounds                rounds timed (and one warm-up, checked too);
  *   level2_runs_wrong            rounds with a shape outside the contract, a
  *                                tile count other than the job's (the GPU's
@@ -398,16 +399,27 @@ static void level2(lab_run *lab, cudaStream_t yours, int rounds, int check)
     snprintf(title, sizeof title, "Level 2: a wait within %d us, behind a background of your "
              "shape (%d slots)", LEVEL2_WAIT_BUDGET_US, slots);
     report_section(r, title);
-    report_value(r, "as handed out", "wait_model", handed_out, "us");
     report_value(r, "your prediction", "wait", LEVEL2_PREDICTED_WAIT_US, "us");
-    report_text(r, "  (the shape handed out, one block per slot, by the model at each round's "
-                "moment, the median\n  round; your prediction is LEVEL2_PREDICTED_WAIT_US)\n");
+    /* The model's waits answer the prediction: behind the shape handed out,
+     * and behind the student's shape, which is that one until they change
+     * it. Printed only once the student has predicted. */
+    int predicted = grading_predicted(r, LEVEL2_PREDICTED_WAIT_US, 0, "LEVEL2_PREDICTED_WAIT_US");
+    if (predicted) {
+        report_value(r, "as handed out", "wait_model", handed_out, "us");
+        report_text(r, "  (the shape handed out, one block per slot, by the model at each "
+                    "round's moment, the median\n  round; your prediction is "
+                    "LEVEL2_PREDICTED_WAIT_US)\n");
+    }
     report_value(r, "your shape", "tiles_per_block", tiles.median, "count");
     report_compare(r, "your shape", "longest_block", "setup + tiles x tile", block.median,
                    &longest, "us");
-    report_compare(r, "your shape", "wait", "half a block", block.median / 2, &wait, "us");
+    if (predicted)
+        report_compare(r, "your shape", "wait", "half a block", block.median / 2, &wait, "us");
+    else
+        report_stats(r, "your shape", "wait", &wait, "us");
     report_value(r, "your shape", "wait_p90", p90, "us");
-    report_value(r, "your shape", "wait_p90_model", 0.9 * block.median, "us");
+    if (predicted)
+        report_value(r, "your shape", "wait_p90_model", 0.9 * block.median, "us");
     report_compare(r, "your shape", "efficiency", "tiles / (waves x block)", eff_model * 100,
                    &eff, "%");
     report_tally(r, "level2_critical_verified", &l.outputs,

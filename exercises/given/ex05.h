@@ -42,8 +42,8 @@ typedef struct {
 /* Yours, before level2_tiles_per_block(): the model's answer to "behind the
  * background as handed out (one block per slot, each doing tiles_per_slot
  * tiles), what is the median wait of the critical kernel on your level-one
- * stream, in microseconds?" The program prints it beside the model's value
- * from this run's rounds; no points ride on it. */
+ * stream, in microseconds?" Once you have written it, the program prints it
+ * beside the model's value from this run's rounds; no points ride on it. */
 extern const double LEVEL2_PREDICTED_WAIT_US;
 
 /* Yours. How many consecutive tiles each block of this round's background

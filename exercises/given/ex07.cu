@@ -50,7 +50,9 @@
  *   level2_first_steps_late    requests whose step 0 began more than T2 / 2
  *                              after the run's first step 0 (model: n - w);
  *   level2_depth_first_bound   the model's efficiency for a stream per
- *                              request queued request by request, c queues;
+ *                              request queued request by request, c queues
+ *                              (the prediction's answer: printed only once
+ *                              the student has predicted);
  *   level2_predicted           the student's LEVEL2_PREDICTED_EFFICIENCY,
  *                              printed beside it, not scored.
  * --check: two requests of 1 ms, one pair; level two: four requests of two
@@ -314,12 +316,15 @@ static void level2(lab_run *lab, int check, int pairs, cudaStream_t serial, int 
     report_compare(r, "one stream", "time", "n x 2T", bench.n * 2 * step_ms, &p.a, "ms");
     report_compare(r, "your level-2 pool", "time", "ceil(n / w) x 2T", best_ms, &p.b, "ms");
     report_compare(r, "two steps", "speedup", "n / ceil(n / w)", ideal, &p.ratio, "x");
-    report_value(r, "a stream each, in turn", "efficiency_bound", depth_bound * 100, "%");
     report_value(r, "your prediction", "efficiency_bound", LEVEL2_PREDICTED_EFFICIENCY * 100,
                  "%");
-    report_text(r, "  (the model's best for level one's way here: a stream per request, each "
-                "request's steps\n  one after the other, %d queues; your prediction is "
-                "LEVEL2_PREDICTED_EFFICIENCY)\n", queues);
+    /* level one's way's bound is the prediction's answer: only once predicted */
+    if (grading_predicted(r, LEVEL2_PREDICTED_EFFICIENCY, 0, "LEVEL2_PREDICTED_EFFICIENCY")) {
+        report_value(r, "a stream each, in turn", "efficiency_bound", depth_bound * 100, "%");
+        report_text(r, "  (the model's best for level one's way here: a stream per request, "
+                    "each request's steps\n  one after the other, %d queues; your prediction "
+                    "is LEVEL2_PREDICTED_EFFICIENCY)\n", queues);
+    }
     report_value(r, "your level-2 pool", "streams_used", streams_yours, "count");
     report_value(r, "your level-2 pool", "peak_at_once", peak_yours, "count");
     report_value(r, "your level-2 pool", "first_steps_late", late_yours, "count");

@@ -53,8 +53,8 @@ typedef struct {
  * ideal can level one's way of serving reach here?" (each request's two
  * steps queued one after the other, request after request, a stream of its
  * own for each request, through the default 8 hardware queues), as a
- * fraction (0.5 for 50%). The program prints it beside the model's bound for
- * the queues it has; no points ride on it. */
+ * fraction (0.5 for 50%). Once you have written it, the program prints it
+ * beside the model's bound for the queues it has; no points ride on it. */
 extern const double LEVEL2_PREDICTED_EFFICIENCY;
 
 /* Yours. Queues both steps of every request of q, each exactly once through

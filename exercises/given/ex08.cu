@@ -61,7 +61,9 @@
  *   level2_runs_wrong     the student's runs with a word wrong, a stage
  *                         early or short, or a stage not queued once;
  *   level2_chain_bound    the model's efficiency for level one's way (each
- *                         stage waiting for the one numbered before it);
+ *                         stage waiting for the one numbered before it):
+ *                         the prediction's answer, printed only once the
+ *                         student has predicted;
  *   level2_predicted      the student's LEVEL2_PREDICTED_EFFICIENCY.
  * --check: 3 batches, one round; level two one round. */
 #include "ex08.h"
@@ -335,12 +337,15 @@ static void level2(lab_run *lab, int check)
     report_compare(r, "your level-2 pipeline", "speedup", "sum(t) / the fork-join's model",
                    s_model.median, &s_speed, "x");
     report_value(r, "your level-2 pipeline", "last_run_predicted_time", last_model_ms, "ms");
-    report_value(r, "level one's way", "efficiency_bound", s_chain.median * 100, "%");
     report_value(r, "your prediction", "efficiency_bound", LEVEL2_PREDICTED_EFFICIENCY * 100,
                  "%");
-    report_text(r, "  (the model's fraction for level one's way here, each stage waiting for "
-                "the one numbered\n  before it, at each round's times; your prediction is "
-                "LEVEL2_PREDICTED_EFFICIENCY, at the mean times)\n");
+    /* level one's way's fraction is the prediction's answer: only once predicted */
+    if (grading_predicted(r, LEVEL2_PREDICTED_EFFICIENCY, 0, "LEVEL2_PREDICTED_EFFICIENCY")) {
+        report_value(r, "level one's way", "efficiency_bound", s_chain.median * 100, "%");
+        report_text(r, "  (the model's fraction for level one's way here, each stage waiting "
+                    "for the one numbered\n  before it, at each round's times; your prediction "
+                    "is LEVEL2_PREDICTED_EFFICIENCY, at the mean times)\n");
+    }
     report_value(r, "your level-2 pipeline", "blocked_fraction", s_frac.median * 100, "%");
     report_tally(r, "level2_results_verified", &two.values, "batch words differ from the CPU "
                  "reference of the fork and the join");

@@ -52,9 +52,9 @@ typedef struct {
  * fork-join's best time does level one's way reach here?" (each stage
  * waiting for the stage numbered before it: first, A, B, join), for
  * LEVEL2_BATCHES batches with every stage at its mean time (first and join
- * 0.2 ms, each branch 1 ms), as a fraction (0.5 for 50%). The program prints
- * it beside the model's value at each round's own times; no points ride on
- * it. */
+ * 0.2 ms, each branch 1 ms), as a fraction (0.5 for 50%). Once you have
+ * written it, the program prints it beside the model's value at each round's
+ * own times; no points ride on it. */
 extern const double LEVEL2_PREDICTED_EFFICIENCY;
 
 /* Yours. Issues every stage of every batch, each exactly once, so that each

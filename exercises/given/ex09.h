@@ -59,8 +59,9 @@ typedef struct {
 /* Yours, before train_step_reported(): the model's answer to "what share of
  * the program's longest stall (2.6 G) does the GPU sit idle?", for a host
  * that waits for the loss of step (step - 2) in train_step_reported(t, r,
- * step), as a fraction of the stall (0.5 for 50%). The program prints it
- * beside the model's answer at the run's longest stall; no points ride on it. */
+ * step), as a fraction of the stall (0.5 for 50%). The program prints it,
+ * and once it is written (not 0) the model's answer at the run's longest
+ * stall beside it; no points ride on it. */
 extern const double LEVEL2_PREDICTED_IDLE;
 
 /* Yours. One step as train_step() queues it, and the report of every loss

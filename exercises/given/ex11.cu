@@ -54,13 +54,18 @@
  *   level2_prep_ms, level2_copy_ms, level2_step_ms   the job drawn (P, C, K);
  *   level2_producers, level2_slots   the student's size;
  *   level2_threads_used      threads that called prepare(), the most in any run;
- *   level2_least_producers, level2_least_slots   the model's least size;
+ *   level2_least_producers, level2_least_slots   the model's least size:
+ *                            level two's answer, so the grader's line only;
  *   level2_size_off          how far the threads used and the slots fall
- *                            outside [least, least + 1], summed: 0 when inside;
+ *                            outside [least, least + 1], summed: 0 when inside
+ *                            (withheld from the points preview: with the
+ *                            student's size it gives the least);
  *   level2_predicted_busy    the student's prediction;
  *   level2_busy, level2_model_busy, level2_best_busy   the GPU's busy share
  *                            (median round), the model's at the student's
  *                            size, and at the least size (the job's best);
+ *                            the two models printed only once the student
+ *                            has predicted (grading_predicted);
  *   level2_target_busy       the busiest the model's ring keeps the GPU at
  *                            one more than the least size (the most allowed)
  *                            or at the student's, replayed with the run's
@@ -285,8 +290,8 @@ static run_result slowed_run(tally *t, size_t *wrong, loader_size size)
 
 /* ---- Level two: the loader sized by the model ------------------------------- */
 
-/* The job, drawn afresh (the opening comment says how); returns r = P / (C + K). */
-static double draw_job(level2_job *job, int check)
+/* The job, drawn afresh (the opening comment says how). */
+static void draw_job(level2_job *job, int check)
 {
     int hi = bench.cores - 2 < LEVEL2_K_HI ? bench.cores - 2 : LEVEL2_K_HI; /* a core to step */
     int lo = hi < LEVEL2_K_LO ? (hi < 1 ? 1 : hi) : LEVEL2_K_LO;
@@ -296,7 +301,6 @@ static double draw_job(level2_job *job, int check)
     double s = check ? 0.5 : grading_uniform(1.5, 2.5);
     double p = feed_calibrate(&bench.f, bench.slot[0], r * (bench.c_ms + s));
     *job = (level2_job){bench.f.batches, p, bench.c_ms, p / r - bench.c_ms, bench.cores};
-    return r;
 }
 
 /* The model's least size: producers that keep pace, P / w <= C + K, and
@@ -353,7 +357,8 @@ static int off_by(int have, int least)
 static void level_two(report *r, int rounds, int check)
 {
     level2_job job;
-    double predicted = 0, ratio = draw_job(&job, check);
+    double predicted = 0;
+    draw_job(&job, check);
     bench.k_ms = job.step_ms;
     loader_size size = choose_loader(&job, &predicted); /* the student's, before anything runs */
     loader_size least = least_size(&job);
@@ -362,12 +367,10 @@ static void level_two(report *r, int rounds, int check)
     report_param(r, "level2_prep_ms", job.prep_ms, "ms");
     report_param(r, "level2_copy_ms", job.copy_ms, "ms");
     report_param(r, "level2_step_ms", job.step_ms, "ms");
-    report_fact(r, "level2_ratio", ratio, "", "r = P / (C + K): batches the GPU steps while one "
-                "is prepared");
+    /* The model's least size, and P / (C + K) from which it follows, are
+     * level two's answer: the grader's line only (level2_least_*). */
     report_value(r, "your choice", "producers", size.producers, "");
     report_value(r, "your choice", "slots", size.slots, "");
-    report_value(r, "the model's least", "producers", least.producers, "");
-    report_value(r, "the model's least", "slots", least.slots, "");
     grading_value("level2_prep_ms", job.prep_ms);
     grading_value("level2_copy_ms", job.copy_ms);
     grading_value("level2_step_ms", job.step_ms);
@@ -417,12 +420,20 @@ static void level_two(report *r, int rounds, int check)
 
     report_value(r, "your loader", "threads_preparing", threads, "");
     report_stats(r, "your loader", "prep_per_batch", &s_prep, "ms");
-    report_compare(r, "your loader", "time", "P + B max(P/w, (P+C+K)/n, C+K)",
-                   job.batches * job.step_ms / at_size, &s_ms, "ms");
     report_value(r, "your prediction", "gpu_busy", predicted, "");
-    report_compare(r, "your loader", "gpu_busy", "the model at your size", at_size, &s_busy, "");
-    report_compare(r, "your loader", "gpu_busy", "the best: B K / (P + B(C+K))", best, &s_busy,
-                   "");
+    /* the model's busy share at the student's size (or its time, B K over
+     * it) and at the best are the prediction's answer: beside it only once
+     * the student has predicted */
+    if (grading_predicted(r, predicted, 0, "*predicted_busy")) {
+        report_compare(r, "your loader", "time", "P + B max(P/w, (P+C+K)/n, C+K)",
+                       job.batches * job.step_ms / at_size, &s_ms, "ms");
+        report_compare(r, "your loader", "gpu_busy", "the model at your size", at_size, &s_busy,
+                       "");
+        report_compare(r, "your loader", "gpu_busy", "the best: B K / (P + B(C+K))", best,
+                       &s_busy, "");
+    } else {
+        report_stats(r, "your loader", "time", &s_ms, "ms");
+    }
     report_compare(r, "your loader", "gpu_busy", "the target: the ring replayed",
                    s_target.median, &s_busy, "");
     report_tally(r, "level2_batches_verified", &two, "batches of your loader at your size the "
@@ -432,16 +443,16 @@ static void level_two(report *r, int rounds, int check)
     if (!check) {
         report_verdict(r, &LEVEL2_BUSY, s_over.median, "the GPU busy %.0f%% of your run, %.0f%% "
                        "of what the largest size allowed reaches with your run's own "
-                       "preparations, %.2f ms a batch against %.2f ms calibrated (%.0f%%; the "
-                       "job's best %.0f%%; your prediction %.0f%%)", 100 * s_busy.median, 100 * s_over.median,
-                       s_prep.median, job.prep_ms, 100 * s_target.median, 100 * best,
-                       100 * predicted);
-        report_verdict(r, &LEVEL2_SIZED, off, "%d threads prepared, %d slots; the model's least "
-                       "%d and %d, at most one more of each", threads, size.slots,
-                       least.producers, least.slots);
+                       "preparations (%.0f%%), %.2f ms a batch against %.2f ms calibrated",
+                       100 * s_busy.median, 100 * s_over.median, 100 * s_target.median,
+                       s_prep.median, job.prep_ms);
+        /* judged on 0 (inside) or 1 (not): how far outside, with the
+         * student's own size, would give the least */
+        report_verdict(r, &LEVEL2_SIZED, off ? 1 : 0, "%d threads prepared, %d slots: each must "
+                       "lie within the model's least and one more", threads, size.slots);
     }
     grading_value("level2_threads_used", threads);
-    grading_value("level2_size_off", off);
+    grading_value_withheld("level2_size_off", off); /* with the size: the least */
     grading_value("level2_busy", s_busy.median);
     grading_value("level2_model_busy", at_size);
     grading_value("level2_best_busy", best);

@@ -59,15 +59,17 @@ typedef struct {
  * model gives a pass with buckets of that m on job j (the last bucket
  * holding what is left). The program then runs your run_backward() with
  * buckets of m layers, in rounds beside its own serial pass and its own
- * overlapped pass at other sizes, and prints your predicted time beside
- * its own. Called once a run, before anything of level two runs. */
+ * overlapped pass at other sizes, and says whether your predicted time is
+ * within 2% of its own (its own number is the grader's, not printed).
+ * Called once a run, before anything of level two runs. */
 int level2_bucket_layers(const bucket_job *j, double *predicted_ms);
 
 /* Yours, before level2_bucket_layers(): the model's best speedup over the
  * serial pass (every layer, then one all-reduce of everything) for L = 24
  * layers of t, an alpha as long as a layer (alpha = t) and a layer's
  * gradients taking as long on the link (g / B = t), at the best m. The
- * program prints it beside the model's value; no points ride on it. */
+ * program prints it, and once it is written (not 0) the model's value
+ * beside it; no points ride on it. */
 extern const double LEVEL2_PREDICTED_SPEEDUP;
 
 #endif

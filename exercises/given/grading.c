@@ -36,6 +36,7 @@ static struct {
     int n;
     const char *name[GRADING_MAX_VALUES];
     double value[GRADING_MAX_VALUES];
+    unsigned char withheld[GRADING_MAX_VALUES]; /* grading_value_withheld()'s */
 } grading;
 
 /* prog's options followed by grading_options, in one table. */
@@ -95,7 +96,32 @@ void grading_value(const char *name, double value)
     if (grading.n == GRADING_MAX_VALUES)
         fail_wrong("more than %d metrics (GRADING_MAX_VALUES)", GRADING_MAX_VALUES);
     grading.name[grading.n] = name;
+    grading.withheld[grading.n] = 0;
     grading.value[grading.n++] = value;
+}
+
+void grading_value_withheld(const char *name, double value)
+{
+    grading_value(name, value);
+    grading.withheld[grading.n - 1] = 1;
+}
+
+/* 1 when `metric` came from grading_value_withheld(). */
+static int withheld(const char *metric)
+{
+    for (int i = 0; i < grading.n; i++)
+        if (strcmp(grading.name[i], metric) == 0)
+            return grading.withheld[i];
+    return 0;
+}
+
+int grading_predicted(report *r, double prediction, double as_handed_out, const char *name)
+{
+    if (isfinite(prediction) && prediction != as_handed_out)
+        return 1;
+    report_text(r, "  (the model's value appears here once you write your prediction, %s: "
+                "predict first, then run)\n", name);
+    return 0;
 }
 
 double grading_uniform(double lo, double hi)
@@ -109,14 +135,19 @@ double grading_uniform(double lo, double hi)
 static void preview_criterion(report *r, int text, const rubric_criterion *c,
                               const rubric_result *res)
 {
-    char got[32], max[32];
+    char got[32], max[32], reason[RUBRIC_TEXT];
     if (!text)
         report_value(r, "points preview", c->name, res->points, "points");
+    snprintf(reason, sizeof reason, "%s", res->reason);
+    if (res->scored && withheld(c->metric)) /* the rubric's reason gives the value */
+        snprintf(reason, sizeof reason, "%s withheld (it would give the answer away), %s %s %s",
+                 c->metric, res->passed ? "limit" : "needs", c->has_max ? "<=" : ">=",
+                 rubric_fmt(max, sizeof max, c->has_max ? c->max : c->min));
     report_text(r, "  %s %-18s %4s/%-3s %s\n",
                 !res->scored ? "[ -- ]" : res->flagged ? "[FLAG]"
                 : res->passed ? "[pass]" : "[FAIL]", c->name,
                 rubric_fmt(got, sizeof got, res->points),
-                rubric_fmt(max, sizeof max, c->points), res->reason);
+                rubric_fmt(max, sizeof max, c->points), reason);
     if (c->has_relative)
         report_text(r, "  %-25s (the grader holds it to %s x the reference solution's "
                     "value, measured in the same grading run)\n", "",

@@ -12,6 +12,12 @@
  *     grading_value("speedup", s);                 each metric the rubric may name
  *     return grading_finish(&lab);                 instead of lab_end()
  *
+ * Level two's answers stay out of a student's run, and in the grader's
+ * result line: the model's value of what the student predicts until they
+ * have predicted (grading_predicted), a scored optimum always (a
+ * grading_value() only, never reported), and the number of a metric that
+ * gives it in one step (grading_value_withheld).
+ *
  * check_pass_sizes(), the program's own, sets the check pass's small sizes:
  * the option variables it changes, and opt->reps. Under --check,
  * grading_begin() calls it as soon as the options are parsed and --quick
@@ -75,6 +81,26 @@ int grading_check(void);
 
 /* A metric, by the name the rubric gives it. */
 void grading_value(const char *name, double value);
+
+/* A metric whose number would give a level-two answer away (the distance
+ * of the student's choice from the model's optimum, which the choice then
+ * gives in one step): the grader's result line carries it as any other,
+ * but the student's points preview shows only whether its criterion
+ * passed, and its limit. */
+void grading_value_withheld(const char *name, double value);
+
+/* Has the student written level two's prediction? The model's value of
+ * the quantity they predict is its answer, so a given program prints that
+ * value (beside the prediction and the measurement) only once they have:
+ * `prediction` a number other than `as_handed_out`, what the exercise's
+ * stub writes (0 or a marker; a NaN is no prediction). Returns 1 then;
+ * else prints, in the text format, one line saying the model's value
+ * appears once `name` (say "LEVEL2_PREDICTED_RATIO") is written, and
+ * returns 0: call it once, where the model's line would be, and keep its
+ * answer for the other lines that would give the value away. The
+ * measurement is printed either way, and the grader's result line carries
+ * the model's value either way, as a grading_value(). */
+int grading_predicted(report *r, double prediction, double as_handed_out, const char *name);
 
 /* A number drawn uniformly from [lo, hi), fresh every run. */
 double grading_uniform(double lo, double hi);
