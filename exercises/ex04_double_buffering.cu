@@ -10,35 +10,22 @@
  * inside the loop. Complete the TODO(student) in make_sets() and
  * run_batches(); exercises/given/ex04.h is the contract.
  *
- * The model (lab04's, from the stage times the program measures in the same
- * round as your run): h, k, d an upload, the kernel and a download of one
- * batch alone, and c' an upload and a download measured beside each other
- * (both directions at once), never taken below the slower copy alone.
+ * The model (lab04's handout, "The model"; the stage times are measured in
+ * the same round as your run): h, k, d an upload, the kernel and a download
+ * of one batch alone, c' an upload and a download beside each other.
  *   serial = n (h + k + d)        ideal = (h + k + d) + (n - 1) max(c', k)
- * (with two copy engines or more: the H100 has 3; lab04: the one-engine case).
- * The efficiency is your speedup over the serial run divided by the ideal
- * speedup, serial / ideal: 100% is as fast as the copy engines and the SMs
- * allow. With 16 batches and k = 2h the ideal is about 1.9x.
+ * The efficiency is your speedup over serial divided by serial / ideal:
+ * 100% is as fast as the engines allow. With 16 batches and k = 2h the
+ * ideal is about 1.9x.
  *
- * The target: an efficiency of at least 90% (the median round).
- * It holds with no slack to spare: at --kernel-ratio 2 the kernel takes as
- * long as an upload and a download together (k = 2h = h + d when d = h).
- * While one set's kernel runs, the other set's stream must download its
- * previous result and then upload its next batch, one after the other (a
- * stream runs in order): d + h, exactly k. If the download takes longer than
- * the upload, or each copy pays a fixed cost on top of its bytes, the kernel
- * waits each time and your run falls short of the model's ideal, which
- * sees only max(c', k). The 90% assumes d <= h, as on the H100 (h 0.307 ms,
- * d 0.307 ms: docs/results/h100/lab04-ratio-2.csv). At --kernel-ratio 1 no
- * double buffer reaches 90% of this ideal: lab04's handout, (b), says why.
+ * The target: an efficiency of at least 90% (the median round). It has no
+ * slack: while one kernel runs (k = 2h), the other stream must download and
+ * upload, d + h. The 90% assumes d <= h, as on the H100; lab04's handout
+ * ("The 90% has no slack") says what a slower download costs.
  *
- * Expected numbers on an H100:
- *   - the reference solution, two runs on an H100 (2026-11-22): efficiency
- *     1.04 and 0.95, speedup 1.60 and 1.86 (the first run's stages ran slow,
- *     and its ideal with them);
- *   - lab04's double buffer, the same design on the same job: 1.87x against
- *     an ideal of 1.89x, an efficiency of 98.9%
- *     (docs/results/h100/lab04-ratio-2.csv).
+ * Expected numbers on an H100: the reference solution, efficiency 1.04 and
+ * 0.95 in two runs (2026-11-22); lab04's double buffer, the same design,
+ * 1.87x of an ideal 1.89x (98.9%, docs/results/h100/lab04-ratio-2.csv).
  *
  * Level two (graded apart, below run_batches): the same job with a kernel
  * as long as an upload, where a double buffer falls short of the ideal (by
@@ -48,11 +35,8 @@
  * efficiency 0.99 and 1.02 in two runs, 0.94 when graded, speedup 2.29-2.42.
  *
  * Build and run:   make ex04 && ./ex04          (./ex04 --quick: a short run)
- * ./ex04 prints each stage's time, the serial run and yours beside the
- * model's, the verdicts, and what the grader would give, for each level. As
- * given both pipelines are as slow as the serial run, the verdicts are NO,
- * and it exits 4. Stuck? lab04's handout has hints, from gentle to
- * explicit, under "Stuck?".
+ * As given both pipelines are as slow as the serial run and it exits 4.
+ * Stuck? lab04's handout has hints, gentle to explicit, under "Stuck?".
  */
 #include "ex04.h"
 #include "streamlab.h"
@@ -120,11 +104,9 @@ void free_sets(void)
 }
 
 /* ---- Level two: the kernel as long as an upload ----
- * ./ex04 prints your prediction and your pipeline's efficiency; once you
- * have written the prediction, beside them the model's bound for two
- * streams and the model of the shape your pipeline ran (streams, pieces per
- * batch). The efficiency is against the same ideal as level one's,
- * (h+k+d) + (n-1) max(c',k), from the stages at ratio 1. */
+ * The efficiency is against level one's ideal, from the stages at ratio 1.
+ * Once you have written the prediction, ./ex04 prints beside it the model's
+ * bound for two streams and for the shape your pipeline ran. */
 
 /* TODO(student): before you write run_level2(), work out from lab04's model
  * (its handout, "The model") the best efficiency a double buffer can reach
