@@ -304,11 +304,11 @@ static void level_two(lab_run *lab, int device, int check)
                        "unlimited pool's %.1f us: %.2fx (median of %d pairs); threshold 0: "
                        "%.1fx", kept.a.median, kept.b.median, kept.ratio.median, pairs,
                        zero.ratio.median);
-        /* judged on 0 (within) or 1 (not): the verdict's value, in CSV and
-         * JSON, would give the working set with the threshold */
+        /* the distance, with the threshold, would give the working set */
         int within = verdict_holds(&L2_FITS, fits);
-        report_verdict(r, &L2_FITS, within ? 0 : 1, "your threshold %.1f MiB: %s 25%% of the "
-                       "pool's count", threshold / MIB, within ? "within" : "not within");
+        grading_verdict_withheld(r, &L2_FITS, within, "your threshold %.1f MiB: %s 25%% of "
+                                 "the pool's count", threshold / MIB,
+                                 within ? "within" : "not within");
     }
     grading_value("level2_threshold", (double)threshold);
     grading_value("level2_working_set", (double)working);

@@ -446,10 +446,10 @@ static void level_two(report *r, int rounds, int check)
                        "preparations (%.0f%%), %.2f ms a batch against %.2f ms calibrated",
                        100 * s_busy.median, 100 * s_over.median, 100 * s_target.median,
                        s_prep.median, job.prep_ms);
-        /* judged on 0 (inside) or 1 (not): how far outside, with the
-         * student's own size, would give the least */
-        report_verdict(r, &LEVEL2_SIZED, off ? 1 : 0, "%d threads prepared, %d slots: each must "
-                       "lie within the model's least and one more", threads, size.slots);
+        /* how far outside, with the student's own size, would give the least */
+        grading_verdict_withheld(r, &LEVEL2_SIZED, off == 0, "%d threads prepared, %d slots: "
+                                 "each must lie within the model's least and one more",
+                                 threads, size.slots);
     }
     grading_value("level2_threads_used", threads);
     grading_value_withheld("level2_size_off", off); /* with the size: the least */

@@ -406,13 +406,12 @@ static void level_two(report *r, int n, double alone_us, int check)
     if (!check) {
         report_verdict(r, &WITHIN_BUDGET, lat.median / job.budget_us, "%.1f us (median) "
                        "against a budget of %.1f us", lat.median, job.budget_us);
-        /* judged on 0 (within) or 1 (not): the error, with the student's
-         * cost, would give the cheapest size's */
+        /* the error, with the student's cost, would give the cheapest size's */
         int within = verdict_holds(&CHEAPEST, error / 100);
-        report_verdict(r, &CHEAPEST, within ? 0 : 1, "in your partition of %d SMs the background "
-                       "took %.3fx its time on the whole GPU: %s %.1f%% of what the cheapest size "
-                       "that meets the budget costs", P, cost, within ? "within" : "not within",
-                       CHEAPEST.max * 100);
+        grading_verdict_withheld(r, &CHEAPEST, within, "in your partition of %d SMs the "
+                                 "background took %.3fx its time on the whole GPU: %s %.1f%% of "
+                                 "what the cheapest size that meets the budget costs", P, cost,
+                                 within ? "within" : "not within", CHEAPEST.max * 100);
     }
     grading_value("level2_partition_sms", P);
     grading_value("level2_latency_us", lat.median);

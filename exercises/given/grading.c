@@ -8,6 +8,7 @@
 
 #include <fcntl.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -113,6 +114,19 @@ static int withheld(const char *metric)
         if (strcmp(grading.name[i], metric) == 0)
             return grading.withheld[i];
     return 0;
+}
+
+int grading_verdict_withheld(report *r, const verdict *v, int within, const char *fmt, ...)
+{
+    if (!verdict_holds(v, 0) || verdict_holds(v, 1))
+        fail_wrong("%s: a withheld verdict needs limits that hold 0 and not 1", v->name);
+    char detail[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(detail, sizeof detail, fmt, ap);
+    va_end(ap);
+    report_verdict(r, v, within ? 0 : 1, "%s", detail);
+    return within;
 }
 
 int grading_predicted(report *r, double prediction, double as_handed_out, const char *name)

@@ -89,6 +89,14 @@ void grading_value(const char *name, double value);
  * passed, and its limit. */
 void grading_value_withheld(const char *name, double value);
 
+/* A verdict on a distance from a scored optimum (its limits 0 to under 1):
+ * judged on `within` alone, reported with the value 0 (within) or 1 (not),
+ * since the distance itself, in the CSV and JSON, would give the optimum
+ * with the student's own choice. The detail says "within" or "not within"
+ * in the caller's words; returns `within`. */
+int grading_verdict_withheld(report *r, const verdict *v, int within, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
 /* Has the student written level two's prediction? The model's value of
  * the quantity they predict is its answer, so a given program prints that
  * value (beside the prediction and the measurement) only once they have:
