@@ -317,12 +317,10 @@ static void level2(lab_run *lab, int pairs)
                 LEVEL2_PREDICTED_PER_THREAD_KERNELS, kernel_ms);
     /* the model's time on the per-thread streams is the prediction's answer:
      * beside it only once the student has predicted */
-    if (grading_predicted(r, LEVEL2_PREDICTED_PER_THREAD_KERNELS, 0,
-                          "LEVEL2_PREDICTED_PER_THREAD_KERNELS"))
-        report_compare(r, "per-thread streams", "time", "the sum of the kernels", 2 * kernel_ms,
-                       &p.a, "ms");
-    else
-        report_stats(r, "per-thread streams", "time", &p.a, "ms");
+    grading_compare(r, grading_predicted(r, LEVEL2_PREDICTED_PER_THREAD_KERNELS, 0,
+                                         "LEVEL2_PREDICTED_PER_THREAD_KERNELS"),
+                    "per-thread streams", "time", "the sum of the kernels", 2 * kernel_ms, &p.a,
+                    "ms");
     report_compare(r, "your worker streams", "time", "the longest kernel", kernel_ms, &p.b, "ms");
     report_value(r, "your worker streams", "overlap_on_gpu", overlap_fraction * kernel_ms, "ms");
     report_check(r, "level2_every_launch_logged", wrong == 0, "%d of %d launch records wrong "

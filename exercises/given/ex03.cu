@@ -338,11 +338,9 @@ static void level2(lab_run *lab, int check, int reps)
     stats ratio = scaled(demo.s, 1 / short_ms);
     report_value(r, "your prediction", "events_over_kernel", LEVEL2_PREDICTED_RATIO, "x");
     /* the model's ratio is the prediction's answer: beside it only once predicted */
-    if (grading_predicted(r, LEVEL2_PREDICTED_RATIO, 0, "LEVEL2_PREDICTED_RATIO"))
-        report_compare(r, "level one's way", "events_over_kernel",
-                       "a background as long as the kernel, then the kernel", 2, &ratio, "x");
-    else
-        report_stats(r, "level one's way", "events_over_kernel", &ratio, "x");
+    grading_compare(r, grading_predicted(r, LEVEL2_PREDICTED_RATIO, 0, "LEVEL2_PREDICTED_RATIO"),
+                    "level one's way", "events_over_kernel",
+                    "a background as long as the kernel, then the kernel", 2, &ratio, "x");
     report_text(r, "  (events in the kernel's stream around launch(), a background as long as "
                 "the kernel before each:\n  the program's own, %d launches of %.3f ms; your "
                 "prediction is LEVEL2_PREDICTED_RATIO)\n", demo.ran, short_ms);

@@ -478,11 +478,8 @@ static void report_level2_model(report *r, const level *lv, const measured *m, i
     }
     report_value(r, lv->yours, "streams", streams, "count");
     report_value(r, lv->yours, "pieces_per_batch", (double)bench.pieces / n, "count");
-    if (predicted)
-        report_compare(r, lv->yours, "efficiency", "the model's bound for your streams and pieces",
-                       mine * 100, &eff, "%");
-    else
-        report_stats(r, lv->yours, "efficiency", &eff, "%");
+    grading_compare(r, predicted, lv->yours, "efficiency",
+                    "the model's bound for your streams and pieces", mine * 100, &eff, "%");
     grading_value("level2_streams", streams);
     grading_value("level2_pieces", (double)bench.pieces / n);
     grading_value("level2_two_stream_bound", two);

@@ -413,10 +413,8 @@ static void level2(lab_run *lab, cudaStream_t yours, int rounds, int check)
     report_value(r, "your shape", "tiles_per_block", tiles.median, "count");
     report_compare(r, "your shape", "longest_block", "setup + tiles x tile", block.median,
                    &longest, "us");
-    if (predicted)
-        report_compare(r, "your shape", "wait", "half a block", block.median / 2, &wait, "us");
-    else
-        report_stats(r, "your shape", "wait", &wait, "us");
+    grading_compare(r, predicted, "your shape", "wait", "half a block", block.median / 2, &wait,
+                    "us");
     report_value(r, "your shape", "wait_p90", p90, "us");
     if (predicted)
         report_value(r, "your shape", "wait_p90_model", 0.9 * block.median, "us");

@@ -435,11 +435,8 @@ static void level2(lab_run *lab, train_state base, cudaStream_t loader, int chec
     report_text(r, "  (a host that waits for the loss of step i - K leaves K steps queued, K x G,"
                 "\n  and a stall S idle max(0, S - K x G); your prediction, at K = 2, is "
                 "LEVEL2_PREDICTED_IDLE)\n");
-    if (shown)
-        report_compare(r, "your loop", "gpu_idle", "max(0, S - K x G) / S at your lag K",
-                       model_idle * 100, &s_pct, "%");
-    else
-        report_stats(r, "your loop", "gpu_idle", &s_pct, "%");
+    grading_compare(r, shown, "your loop", "gpu_idle", "max(0, S - K x G) / S at your lag K",
+                    model_idle * 100, &s_pct, "%");
     report_value(r, "your loop", "step_over_g", s_over.median, "x");
     report_value(r, "your train_step_reported", "host_wait_over_g", s_host.median, "x");
     report_check(r, "level2_reports_right", wrong == 0, "%d of %d losses not reported once, right "

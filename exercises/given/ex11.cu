@@ -424,15 +424,14 @@ static void level_two(report *r, int rounds, int check)
     /* the model's busy share at the student's size (or its time, B K over
      * it) and at the best are the prediction's answer: beside it only once
      * the student has predicted */
-    if (grading_predicted(r, predicted, 0, "*predicted_busy")) {
-        report_compare(r, "your loader", "time", "P + B max(P/w, (P+C+K)/n, C+K)",
-                       job.batches * job.step_ms / at_size, &s_ms, "ms");
+    int shown = grading_predicted(r, predicted, 0, "*predicted_busy");
+    grading_compare(r, shown, "your loader", "time", "P + B max(P/w, (P+C+K)/n, C+K)",
+                    job.batches * job.step_ms / at_size, &s_ms, "ms");
+    if (shown) {
         report_compare(r, "your loader", "gpu_busy", "the model at your size", at_size, &s_busy,
                        "");
         report_compare(r, "your loader", "gpu_busy", "the best: B K / (P + B(C+K))", best,
                        &s_busy, "");
-    } else {
-        report_stats(r, "your loader", "time", &s_ms, "ms");
     }
     report_compare(r, "your loader", "gpu_busy", "the target: the ring replayed",
                    s_target.median, &s_busy, "");

@@ -394,11 +394,9 @@ static void level_two(report *r, int n, double alone_us, int check)
     stats sc = one(cost);
     /* the model's latency at the student's k is the prediction's answer:
      * beside it only once the student has predicted */
-    if (grading_predicted(r, predicted, 0, "*predicted_us"))
-        report_compare(r, "level two's urgent kernel", "latency", "launch + ceil(B / P) x t",
-                       model_lat, &lat, "us");
-    else
-        report_stats(r, "level two's urgent kernel", "latency", &lat, "us");
+    grading_compare(r, grading_predicted(r, predicted, 0, "*predicted_us"),
+                    "level two's urgent kernel", "latency", "launch + ceil(B / P) x t", model_lat,
+                    &lat, "us");
     report_compare(r, "background, your partition", "cost", "ceil(B / (SMs - P)) / waves",
                    model_cost(P), &sc, "x");
     /* the cheapest size that meets the budget, and its cost, are level two's

@@ -138,6 +138,16 @@ int grading_predicted(report *r, double prediction, double as_handed_out, const 
     return 0;
 }
 
+void grading_compare(report *r, int shown, const char *variant, const char *metric,
+                     const char *model, double predicted, const stats *measured,
+                     const char *unit)
+{
+    if (shown)
+        report_compare(r, variant, metric, model, predicted, measured, unit);
+    else
+        report_stats(r, variant, metric, measured, unit);
+}
+
 double grading_uniform(double lo, double hi)
 {
     uint32_t u;

@@ -110,6 +110,13 @@ int grading_verdict_withheld(report *r, const verdict *v, int within, const char
  * the model's value either way, as a grading_value(). */
 int grading_predicted(report *r, double prediction, double as_handed_out, const char *name);
 
+/* report_compare() where `shown` (grading_predicted()'s answer), else the
+ * measurement alone (report_stats()): a model's value that answers the
+ * prediction, beside the measurement only once the student has predicted. */
+void grading_compare(report *r, int shown, const char *variant, const char *metric,
+                     const char *model, double predicted, const stats *measured,
+                     const char *unit);
+
 /* A number drawn uniformly from [lo, hi), fresh every run. */
 double grading_uniform(double lo, double hi);
 
