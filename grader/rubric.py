@@ -45,6 +45,16 @@ def fmt(value):
     return f"{value:.3g}"
 
 
+def fmt_beside(value, bound):
+    """fmt(value), with as many more digits as it takes not to read as the
+    bound it is judged against: 1.0004 against <= 1 is "1.0004", not "1"."""
+    text = fmt(value)
+    digits = 4
+    while value != bound and text == fmt(bound) and digits <= 12:
+        text, digits = f"{value:.{digits}g}", digits + 1
+    return text
+
+
 def _number(parser, section, key, path, positive=False):
     text = parser.get(section, key)
     try:
@@ -214,14 +224,16 @@ def _judge(criterion, value, reference, pairs=None):
         ok = ratio >= criterion["relative"]
         return ok, (f"{metric} {fmt(value)}; measured again beside the reference solution, "
                     f"{len(pairs)} pair{'s' if len(pairs) != 1 else ''} in turn: the median "
-                    f"pair {fmt(ratio)} x the reference's, "
+                    f"pair {fmt_beside(ratio, criterion['relative'])} x the reference's, "
                     f"{'limit' if ok else 'needs'} >= {fmt(criterion['relative'])}")
     bound, why = _threshold(criterion, reference)
     if criterion["max"] is not None:
         ok = value <= bound
-        return ok, f"{metric} {fmt(value)}, {'limit' if ok else 'needs'} <= {fmt(bound)}{why}"
+        return ok, (f"{metric} {fmt_beside(value, bound)}, {'limit' if ok else 'needs'} <= "
+                    f"{fmt(bound)}{why}")
     ok = value >= bound
-    return ok, f"{metric} {fmt(value)}, {'limit' if ok else 'needs'} >= {fmt(bound)}{why}"
+    return ok, (f"{metric} {fmt_beside(value, bound)}, {'limit' if ok else 'needs'} >= "
+                f"{fmt(bound)}{why}")
 
 
 def memcheck_note(outcome):

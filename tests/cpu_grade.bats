@@ -303,6 +303,18 @@ level2_faster_per_step level2_graph_efficiency 1 None 2
     assert_output --regexp "^[0-9]+ sets of metrics: the same points$"
 }
 
+@test "a value just past its bound does not read as the bound, in the grader's reason and the preview's" {
+    # 1.79996 prints as 1.8 at three digits: "1.8, needs >= 1.8" would read as a pass
+    make -s build/tests/preview_test
+    run build/tests/preview_test grader/rubrics/ex01.ini launches_wrong=0 speedup_vs_blocking=1.79996
+    assert_line "kernels_overlap 0 failed: speedup_vs_blocking 1.79996, needs >= 1.8"
+    run python3 -c 'import sys; sys.path.insert(0, "grader"); import rubric
+c = {"metric": "level2_latency_over_budget", "max": 1, "min": None, "relative": None, "limit": None}
+print(rubric._judge(c, 1.0004, None)[1]); print(rubric._judge(c, 0.9912, None)[1])'
+    assert_line "level2_latency_over_budget 1.0004, needs <= 1"
+    assert_line "level2_latency_over_budget 0.991, limit <= 1"
+}
+
 @test "the points preview says so when the rubric is not there, and names a rubric's mistake" {
     make -s build/tests/preview_test
     run --separate-stderr build/tests/preview_test "$BATS_TEST_TMPDIR/ex01.ini" speedup_vs_blocking=2

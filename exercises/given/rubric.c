@@ -285,6 +285,18 @@ const char *rubric_fmt(char *buf, size_t size, double v)
     return buf;
 }
 
+/* rubric.py's fmt_beside: v with as many more digits as it takes not to
+ * read as the bound it is judged against (1.0004 against <= 1: "1.0004"). */
+static const char *fmt_beside(char *buf, size_t size, double v, double bound)
+{
+    char b[32];
+    rubric_fmt(buf, size, v);
+    rubric_fmt(b, sizeof b, bound);
+    for (int digits = 4; v != bound && !strcmp(buf, b) && digits <= 12; digits++)
+        snprintf(buf, size, "%.*g", digits, v);
+    return buf;
+}
+
 static double value_of(const char *metric, const char *const *names, const double *values, int n)
 {
     for (int i = 0; i < n; i++)
@@ -316,9 +328,9 @@ static int judge(const rubric_criterion *c, double v, char *reason, size_t size)
         return 0;
     }
     int ok = c->has_max ? v <= c->max : v >= c->min;
-    snprintf(reason, size, "%s %s, %s %s %s%s", c->metric, rubric_fmt(value, sizeof value, v),
-             ok ? "limit" : "needs", c->has_max ? "<=" : ">=",
-             rubric_fmt(bound, sizeof bound, c->has_max ? c->max : c->min),
+    double b = c->has_max ? c->max : c->min;
+    snprintf(reason, size, "%s %s, %s %s %s%s", c->metric, fmt_beside(value, sizeof value, v, b),
+             ok ? "limit" : "needs", c->has_max ? "<=" : ">=", rubric_fmt(bound, sizeof bound, b),
              c->has_relative ? " (the model's threshold: no reference solution in this run)" : "");
     return ok;
 }

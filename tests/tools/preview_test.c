@@ -3,7 +3,7 @@
  * grader/rubric.py gives on the same numbers. Host-only: no GPU.
  *
  *   preview_test RUBRIC.ini NAME=VALUE ...
- * prints one line per criterion, "name points passed|failed|flagged|unscored", then
+ * prints one line per criterion, "name points passed|failed|flagged|unscored: reason", then
  * with a second level "level-N points" per level, then "total points"; exits 1
  * (with the reason) when the rubric cannot be read. */
 #include "rubric.h"
@@ -41,9 +41,9 @@ int main(int argc, char **argv)
     }
     double total = rubric_score(&r, names, values, n, res);
     for (int i = 0; i < r.n; i++)
-        printf("%s %s %s\n", r.c[i].name, rubric_fmt(v, sizeof v, res[i].points),
+        printf("%s %s %s: %s\n", r.c[i].name, rubric_fmt(v, sizeof v, res[i].points),
                !res[i].scored ? "unscored" : res[i].flagged ? "flagged"
-               : res[i].passed ? "passed" : "failed");
+               : res[i].passed ? "passed" : "failed", res[i].reason);
     for (int level = 1; r.levels > 1 && level <= r.levels; level++) {
         double max;
         printf("level-%d %s\n", level, rubric_fmt(v, sizeof v, rubric_points(&r, res, level, &max)));
