@@ -19,7 +19,8 @@
  * of t us, and a budget for its latency, drawn afresh every run. Work out
  * from lab14's model how its latency depends on k, and what each k costs
  * the background, before you write it: the fewest SMs that meet the budget.
- * Targets: the median latency within the budget, and the background's cost
+ * Targets: the median latency within the budget (past its launch, timed
+ * beside each sample), and the background's cost
  * within 2.5% of its cost at the cheapest size that meets it.
  *
  * Expected numbers on an H100: lab14's run (2026-11-23, its handout): 33.5

@@ -53,7 +53,14 @@
  *                             it (level two's answer: the grader's line only);
  *   level2_predicted_us, level2_latency_us   the student's prediction and
  *                             the median latency behind the background;
- *   level2_latency_over_budget   level2_latency_us / level2_budget_us;
+ *   level2_probe_us, level2_past_launch_us   a launch probe's median alone
+ *                             (one wave of 10 us, taken just before each
+ *                             sample) and the median over the samples of
+ *                             latency - probe + 10 us: the latency past this
+ *                             moment's launch;
+ *   level2_latency_over_budget   level2_past_launch_us / (level2_budget_us -
+ *                             level2_launch_us): the budget judged past the
+ *                             launch, which the student's k does not set;
  *   level2_cost, level2_best_cost, level2_cost_error_pct   the background's
  *                             cost in the student's partition, the model's at
  *                             k* (the grader's line only), and 100 |cost / best - 1|
@@ -235,20 +242,28 @@ static double urgent_latency(cudaStream_t s, cudaStream_t bgs, int blocks, doubl
 }
 
 /* n samples behind the background in p at moments over 10%-90% of bg_ms,
- * and, with alone, n on the idle GPU first, each before its pair. In us. */
+ * and, with alone, n of a probe (probe blocks of URGENT_US) on the idle GPU,
+ * each just before its pair. With past, the median over the pairs of
+ * (latency - probe + URGENT_US): the latency past the launch measured beside
+ * it, so a launch slower or faster this moment than at calibration (9-24 us
+ * on a shared H100) cancels. In us. */
 static stats behind_background(const partition *p, int blocks, double us, int n, double bg_ms,
-                               stats *alone)
+                               int probe, stats *alone, stats *past)
 {
-    double *lat = (double *)xmalloc(3 * (size_t)n * sizeof *lat), *at = lat + n, *solo = at + n;
+    double *lat = (double *)xmalloc(4 * (size_t)n * sizeof *lat), *at = lat + n, *solo = at + n,
+           *diff = solo + n;
     random_strata(at, n, 0.1 * bg_ms, 0.9 * bg_ms);
     urgent_latency(p->urgent, p->background, blocks, us, -1); /* warm-up */
     for (int i = 0; i < n; i++) {
         if (alone)
-            solo[i] = urgent_latency(p->urgent, p->background, blocks, us, -1);
+            solo[i] = urgent_latency(p->urgent, p->background, probe, URGENT_US, -1);
         lat[i] = urgent_latency(p->urgent, p->background, blocks, us, at[i]);
+        diff[i] = lat[i] - solo[i] + URGENT_US;
     }
     if (alone)
         *alone = stats_of(solo, n);
+    if (alone && past)
+        *past = stats_of(diff, n);
     stats s = stats_of(lat, n);
     free(lat);
     return s;
@@ -286,7 +301,8 @@ static double level_one(report *r, int n, int check)
 
     double whole = background_ms(bench.whole), rest = background_ms(p.background);
     double cost = rest / whole, model = model_cost(P), error = fabs(cost / model - 1) * 100;
-    stats alone, lat = behind_background(&p, URGENT_BLOCKS, URGENT_US, n, rest, &alone);
+    stats alone, lat = behind_background(&p, URGENT_BLOCKS, URGENT_US, n, rest, URGENT_BLOCKS,
+                                         &alone, NULL);
     CUDA_CHECK(cudaDeviceSynchronize());
     close_partition(&p); /* the student's */
 
@@ -371,6 +387,7 @@ static void level_two(report *r, int n, double alone_us, int check)
     grading_value("level2_blocks", job.blocks);
     grading_value("level2_block_us", job.block_us);
     grading_value("level2_budget_us", job.budget_us);
+    grading_value("level2_launch_us", job.launch_us);
     grading_value("level2_k", k);
     grading_value("level2_best_k", best);
     grading_value("level2_predicted_us", predicted);
@@ -384,10 +401,17 @@ static void level_two(report *r, int n, double alone_us, int check)
     partition_request req = {bench.cudev, k, bench.least};
     open_partition(&req, &p); /* the student's, with the student's k */
     double rest = background_ms(p.background), cost = rest / background_ms(bench.whole);
-    stats lat = behind_background(&p, job.blocks, job.block_us, n, rest, NULL);
+    /* the launch probe: one wave of URGENT_US blocks, as level one's alone
+     * median that launch_us came from, in this partition */
+    stats probe, past, lat = behind_background(&p, job.blocks, job.block_us, n, rest,
+                                               P < URGENT_BLOCKS ? P : URGENT_BLOCKS, &probe, &past);
     CUDA_CHECK(cudaDeviceSynchronize());
     close_partition(&p);
     double best_cost = model_cost(best), error = fabs(cost / best_cost - 1) * 100;
+    /* judged past the launch: the budget's launch_us is level one's, and a
+     * launch slower this moment would otherwise cost the student the margin
+     * their k was chosen to keep, half a block (15-25 us) */
+    double over = past.median / (job.budget_us - job.launch_us);
     double model_lat = job.launch_us + ceil((double)job.blocks / P) * job.block_us;
     report_fact(r, "level2_partition_sms", P, "SMs", "the device's size for your %d", k);
     report_value(r, "your prediction", "latency", predicted, "us");
@@ -402,8 +426,10 @@ static void level_two(report *r, int n, double alone_us, int check)
     /* the cheapest size that meets the budget, and its cost, are level two's
      * answer: the grader's line only (level2_best_k, level2_best_cost) */
     if (!check) {
-        report_verdict(r, &WITHIN_BUDGET, lat.median / job.budget_us, "%.1f us (median) "
-                       "against a budget of %.1f us", lat.median, job.budget_us);
+        report_verdict(r, &WITHIN_BUDGET, over, "%.1f us past its launch (the median over %d "
+                       "samples, each less a launch timed just before it) against the budget's "
+                       "%.1f us past launch_us (the latency itself: %.1f us, the budget %.1f us)",
+                       past.median, n, job.budget_us - job.launch_us, lat.median, job.budget_us);
         /* the error, with the student's cost, would give the cheapest size's */
         int within = verdict_holds(&CHEAPEST, error / 100);
         grading_verdict_withheld(r, &CHEAPEST, within, "in your partition of %d SMs the "
@@ -413,7 +439,9 @@ static void level_two(report *r, int n, double alone_us, int check)
     }
     grading_value("level2_partition_sms", P);
     grading_value("level2_latency_us", lat.median);
-    grading_value("level2_latency_over_budget", lat.median / job.budget_us);
+    grading_value("level2_past_launch_us", past.median);
+    grading_value("level2_probe_us", probe.median);
+    grading_value("level2_latency_over_budget", over);
     grading_value("level2_cost", cost);
     grading_value("level2_best_cost", best_cost);
     grading_value_withheld("level2_cost_error_pct", error); /* with the cost: the best's */
