@@ -105,7 +105,7 @@ FACTS = [
       GUIDE: [lambda v: f"at least {pct(v)} (the way handed out"]}),
     ("ex02's level-two chunks", GIVEN + "ex02.h", r"LEVEL2_CHUNKS = (\d+)",
      {EX["ex02"]: [lambda v: f"run_round_trip() sends {num(v)} chunks up",
-                   lambda v: f"what fraction of the best schedule's wall the way handed out reaches: {num(v)} chunks"],
+                   lambda v: f"what fraction of the model's best wall the way handed out reaches: {num(v)} chunks"],
       LAB["lab02"]: [lambda v: f"`run_round_trip()` sends {num(v)} chunks",
                      lambda v: f"the way handed out reaches with {num(v)} chunks"],
       RUBRIC % "ex02": [lambda v: f"after level one: {num(v)} chunks"],
