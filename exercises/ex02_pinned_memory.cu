@@ -30,8 +30,8 @@
  * words are there. The target: at least 90% of the model's best wall,
  * every result word right and no slot read or refilled early, in runs
  * where the GPU's work is three times as long too. Expected numbers on an
- * H100 (2026-11-23, two runs): the reference 0.998 and 0.982 of the best
- * wall (the way handed out: your prediction).
+ * H100 (2026-11-23, two runs): the reference 0.998 and 0.982 of the model's
+ * best wall (the way handed out: your prediction).
  *
  * Build and run:   make ex02 && ./ex02        (./ex02 --quick: chunks of 8 MiB)
  * ./ex02 prints the host's work, the copies and the wall time beside the
@@ -76,9 +76,9 @@ void free_staging(uint32_t *stage[STAGES])
  * the model's best. */
 
 /* TODO(student): before you write run_round_trip(), work out from the model
- * (lab02's handout, level two) what fraction of the best schedule's wall
- * the way handed out reaches: 8 chunks, C = P, G = 1.6 P (ex02.h). A
- * fraction (0.5 for 50%). */
+ * (lab02's handout, level two) what fraction of the model's best wall the
+ * way handed out reaches: 8 chunks, C = P, G = 1.6 P (ex02.h). A fraction
+ * (0.5 for 50%). */
 const double LEVEL2_PREDICTED_EFFICIENCY = 0;
 
 void run_round_trip(const level2_job *job)

@@ -148,8 +148,8 @@ static const verdict CALL_AT_ONCE = {
     "(a busy machine)"};
 
 /* Level two: the model's best wall over the run's. 0.9 lies between the
- * best schedule (the model: about 1.0) and the next best (about 0.8); the
- * rubric says why. */
+ * model's schedule (about 1.0) and the next best (about 0.8); the rubric
+ * says why. */
 static const verdict LEVEL2_EFFICIENT = {
     "level2_round_trip_reaches_model", 0.9, INFINITY, "%",
     "the host waited while it could have worked, or the GPU while it could have run: which "
@@ -340,8 +340,8 @@ static void level1(lab_run *lab, int runs)
 
 /* The GPU path against the host's two stages, G = L2_GPU_SHARE (P + C):
  * above P, so that producing the next chunk does not hide it, and below
- * P + C, so that the host paces the best schedule. In a quarter of the runs
- * it is L2_SLOW times as long. */
+ * P + C, so that the host paces the model's schedule. In a quarter of the
+ * runs it is L2_SLOW times as long. */
 static const double L2_GPU_SHARE = 0.8, L2_SLOW = 3;
 enum { L2_CALIBRATIONS = 5 };
 

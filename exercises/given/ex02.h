@@ -53,15 +53,17 @@ typedef struct {
 } level2_job;
 
 /* Yours, before run_round_trip(): the model's answer to "what fraction of
- * the best schedule's wall does the way handed out reach?" (produce,
- * queue, wait for the stream, consume, chunk after chunk), for
- * LEVEL2_CHUNKS chunks, a consume as long as a produce (C = P) and a GPU
- * path (upload, work, download) of G = 1.6 P, as a fraction (0.5 for 50%).
- * The best wall is lab02's handout's, level two: the first chunk through
- * every stage, then one period of the slowest stage per chunk, the host's
- * produce and consume counting as one. The program prints your answer,
- * and beside it, once you have written it, the model's value at your run's
- * own times; no points ride on it. */
+ * the model's best wall does the way handed out reach?" (produce, queue,
+ * wait for the stream, consume, chunk after chunk), for LEVEL2_CHUNKS
+ * chunks, a consume as long as a produce (C = P) and a GPU path (upload,
+ * work, download) of G = 1.6 P, as a fraction (0.5 for 50%). The model's
+ * best wall is the wall of the schedule lab02's handout describes (level
+ * two): the first chunk through every stage, then one period of the
+ * slowest stage per chunk, the host's produce and consume counting as one.
+ * It is that schedule's wall, not a lower bound: a schedule can beat it a
+ * little, and the rubric's model_limit allows for that. The program prints
+ * your answer, and beside it, once you have written it, the model's value
+ * at your run's own times; no points ride on it. */
 extern const double LEVEL2_PREDICTED_EFFICIENCY;
 
 /* Yours. Produces, queues and consumes every chunk, each exactly once,

@@ -240,8 +240,9 @@ static void report_latencies(report *r, const double *lat, int rounds, int check
 
 /* Each round's tile and setup times are drawn from these ranges: wide enough
  * (8x in tile time) that no one number of tiles per block fits every round
- * (at 2 us tiles and 10 us setups the setup share needs 29 tiles, and 29 tiles
- * of 16 us make 474 us blocks): the shape must follow from each round's job. */
+ * (the fewest tiles the setup's share allows at the shortest tiles and the
+ * longest setup make blocks of the longest tiles far past what the budget
+ * allows): the shape must follow from each round's job. */
 static const double TILE_US_MIN = 2, TILE_US_MAX = 16, SETUP_US_MIN = 5, SETUP_US_MAX = 10;
 static double level2_work_us = 5000; /* each slot's share of the tiles: level one's 5 ms */
 
@@ -353,7 +354,7 @@ static void level2_round(level2_rounds *l, int j, cudaStream_t yours, int slots,
                            ? 100 * ideal * 1e3 / (double)(rec[LAST_END] - rec[FIRST_START])
                            : 0;
     l->efficiency_model[j] = ideal / (waves * block);
-    /* the shape handed out, by the model: what the student predicts */
+    /* the report's "as handed out" row, printed only once predicted */
     l->handed_out[j] = (1 - at) * (job->setup_us + ideal);
     l->refused += refused, l->tiles_wrong += tiles_wrong; /* the warm-up's too: all checked */
     l->wrong += refused || tiles_wrong || l->outputs.wrong > wrong_before;
