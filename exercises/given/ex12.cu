@@ -8,7 +8,11 @@
  * through its own increment; forked from stream 0 and joined back into it by
  * events (issue_step(), the student's to call or to capture). Stages this
  * short (2-5 us, drawn afresh every round) make a step cost the host more
- * than the GPU: 3B launches and 4B event calls.
+ * than the GPU: 3B launches and 4B + 7 event calls, 24 and 39 at B = 8
+ * (issue(): the fork records one event and waits for it in two streams;
+ * each batch's stages 1 and 2 wait for the stage before, and its stages 0
+ * and 1 record one; the join records one in each of streams 1 and 2 and
+ * stream 0 waits for both).
  *
  * It measures in rounds, each in another order: the program's own stream
  * run (issue_step() `steps` times) and the student's (prepare_steps(), then
@@ -104,10 +108,10 @@ static void check_pass_sizes(common_options *opt)
     opt->reps = 1; /* rounds */
 }
 
-/* The streams' step is host-bound: 3B launches at lab12's 4.24 us and 4B
- * event calls, about 130 us for B = 8, against some 60 us of GPU work
- * (sum(t) + (B-1) max(t), with a few microseconds a kernel). A graph's step
- * runs at the GPU's pace: about 2x. 1.3x leaves room for a faster CPU
+/* The streams' step is host-bound: 3B launches at lab12's 4.24 us and
+ * 4B + 7 event calls, about 130 us for B = 8, against some 60 us of GPU
+ * work (sum(t) + (B-1) max(t), with a few microseconds a kernel). A graph's
+ * step runs at the GPU's pace: about 2x. 1.3x leaves room for a faster CPU
  * (the first H100 run, 2026-11-23: the solution 2.23x to 2.64x in three
  * runs, the streams' step 82.6 to 137.1 us over five, the graph's at most
  * 55.9 us: at worst 1.48x). */
@@ -115,8 +119,8 @@ static const verdict FASTER = {
     "graph_faster_per_step", 1.3, INFINITY, "x",
     "your steps were no faster than the streams' own: each step still issues every launch from "
     "the host. Capture p->issue_step() once in prepare_steps() and replay the graph"};
-/* One cudaGraphLaunch against 3B launches and 4B event calls: under a
- * quarter of the host's time (lab12: 7.7 us against 4.24 ms for 1,000). */
+/* One cudaGraphLaunch against 3B launches and 4B + 7 event calls: under
+ * a quarter of the host's time (lab12: 7.7 us against 4.24 ms for 1,000). */
 static const verdict HOST_LIGHT = {
     "host_issue_light", -INFINITY, 0.25, "%",
     "run_step() kept the host as long as issuing the step did: one cudaGraphLaunch per step is "

@@ -466,6 +466,15 @@ FACTS = [
     ("ex12's batches", GIVEN + "ex12.cu", r"static int batches = (\d+);",
      {EX["ex12"]: [lambda v: f"over {num(v)} batches"],
       LAB["lab12"]: [lambda v: f"pipeline over {num(v)} batches"]}),
+    # a step's calls at the default B: 3B launches and 4B + 7 event calls
+    # (exercises/given/ex12.cu's opening comment counts them from issue())
+    ("ex12's calls a step", GIVEN + "ex12.cu", r"static int batches = (\d+);",
+     {GIVEN + "ex12.cu": [lambda v: f"{num(3 * v)} and {num(4 * v + 7)} at B = {num(v)}"],
+      GIVEN + "ex12.h": [lambda v: f"{num(3 * v)} kernels and {num(4 * v + 7)} event calls"],
+      EX["ex12"]: [lambda v: f"{num(3 * v)} launches and {num(4 * v + 7)} event calls",
+                   lambda v: f"{num(3 * v)} kernels and {num(4 * v + 7)} event calls"],
+      LAB["lab12"]: [lambda v: f"{num(3 * v)} launches and {num(4 * v + 7)} event calls"],
+      RUBRIC % "ex12": [lambda v: f"{num(3 * v)} launches and {num(4 * v + 7)} event calls"]}),
     ("ex12's steps", GIVEN + "ex12.cu", r"static int steps = (\d+);",
      {EX["ex12"]: [lambda v: f"{num(v)} steps back to back"],
       LAB["lab12"]: [lambda v: f"run as {num(v)} steps back to back"],
