@@ -116,6 +116,14 @@ print(" ".join(sorted(c["name"] for c in d["checks"] if not c["passed"])))' "$BA
     refute_output --partial "the pool's count    "
     refute_output --regexp "working_set +predicted" # the row; level2_keeps_working_set is a verdict's name
     assert_output --regexp "your pool +release_threshold +0 MiB"
+    # what the pool held (the working set, for a threshold at or over it),
+    # and an iteration's time, which with remap_per_mib gives it: ratios only
+    refute_output --partial "held_after_loop"
+    refute_output --regexp "(your pool|threshold unlimited|threshold 0) +iteration +[0-9]"
+    assert_output --regexp "your pool +iteration_ratio +[0-9.]+ x"
+    assert_output --regexp "threshold 0 +iteration_ratio +[0-9.]+ x"
+    assert_output --regexp "threshold 0 adds +remap_per_mib +[0-9.]+ us/MiB"
+    assert_output --regexp "observed: NO  level2_keeps_working_set: your pool's iteration [0-9.]+x an unlimited pool's"
     assert_output --partial "observed: NO  level2_threshold_fits: your threshold 0.0 MiB: not within 25% of the pool's count"
     # as given level one's words are wrong, so level two's criteria are not
     # scored; scored, the preview shows "withheld" (gpu_lab11, gpu_lab14)
@@ -124,6 +132,10 @@ print(" ".join(sorted(c["name"] for c in d["checks"] if not c["passed"])))' "$BA
     withheld "$BATS_TEST_TMPDIR/r.json" measurements "the pool's count"
     withheld "$BATS_TEST_TMPDIR/r.json" predictions "your pool"
     withheld "$BATS_TEST_TMPDIR/r.json" measurements "your prediction" remap
+    withheld "$BATS_TEST_TMPDIR/r.json" measurements "your pool" held_after_loop
+    withheld "$BATS_TEST_TMPDIR/r.json" measurements "your pool" iteration
+    withheld "$BATS_TEST_TMPDIR/r.json" measurements "threshold unlimited"
+    withheld "$BATS_TEST_TMPDIR/r.json" measurements "threshold 0" iteration
     # the verdict judges 0 (within) or 1 (not within): its value is no distance
     ok "$(from_json "$BATS_TEST_TMPDIR/r.json" "[v['value'] for v in d['verdict']['items'] if v['name'] == 'level2_threshold_fits'] == [100]")" \
         "level2_threshold_fits' value: $(from_json "$BATS_TEST_TMPDIR/r.json" "d['verdict']['items']")"

@@ -52,10 +52,12 @@
  *   level2_model_lag       the model's least lag with no idle time, at the
  *                          largest S / G drawn: the grader's line only, never
  *                          printed (it is level two's design)
- *   level2_model_idle_lag2 the model's idle share of that stall at K = 2 (the
- *                          prediction's question): printed, with the model's
- *                          idle at the student's lag, only once the student
- *                          has predicted (grading_predicted)
+ *   level2_model_idle_lag2 the model's idle share of the longest stall the
+ *                          program draws (2.6 G, not this run's largest
+ *                          draw) at K = 2, the prediction's question:
+ *                          printed, with the model's idle at the student's
+ *                          lag, only once the student has predicted
+ *                          (grading_predicted)
  *   level2_predicted_idle  the student's LEVEL2_PREDICTED_IDLE
  *   level2_g_ms, level2_stall_ms, level2_step_over_ideal (the loop's time per
  *   step over G), level2_host_wait_fraction (the median host time inside
@@ -280,6 +282,13 @@ static const verdict QUEUE_COVERS = {
 
 enum { LEVEL2_ROUNDS = 3 };
 
+/* The host's stall before every LEVEL2_STALL_EVERY-th step, S in units of
+ * G, drawn afresh each loop from [STALL_MIN_G, STALL_MAX_G). The
+ * prediction's question is at the longest, STALL_MAX_G (ex09.h), and so is
+ * the model's answer printed beside it: the run's largest draw lies below
+ * it, and a student predicts before the run draws anything. */
+static const double STALL_MIN_G = 2.3, STALL_MAX_G = 2.6;
+
 static struct {
     volatile int current;   /* the step whose train_step_reported() runs; steps in finish */
     int steps, out_of_range;
@@ -394,7 +403,7 @@ static void level2(lab_run *lab, train_state base, cudaStream_t loader, int chec
 
     timeline_span_begin("level 2: every loss reported");
     for (int round = -1; round < rounds; round++) { /* round -1: the warm-up */
-        double g_ms = ms * grading_uniform(0.8, 1.2), ratio = grading_uniform(2.3, 2.6);
+        double g_ms = ms * grading_uniform(0.8, 1.2), ratio = grading_uniform(STALL_MIN_G, STALL_MAX_G);
         bench.g_ns = ns_from_ms(g_ms), bench.p_ns = ns_from_ms(g_ms * grading_uniform(0.5, 0.8));
         double loop_ms = level2_loop(&t, &ring, loader, ratio * g_ms, wait);
         int max_lag;
@@ -416,11 +425,12 @@ static void level2(lab_run *lab, train_state base, cudaStream_t loader, int chec
     stats s_host = stats_of(host, rounds), s_g = stats_of(g, rounds), s_stall = stats_of(stall, rounds);
     int model_lag = (int)floor(ratio_max) + 1;
     double model_idle = fmax(0, s_stall.median - lag * s_g.median) / s_stall.median;
-    double model_idle2 = fmax(0, ratio_max - 2) / ratio_max;
+    double model_idle2 = fmax(0, STALL_MAX_G - 2) / STALL_MAX_G; /* the question's */
 
     report_section(r, "Level 2: every loss reported, the GPU kept busy");
-    report_text(r, "  %d steps, a stall of 2.3-2.6 G before every %dth, each loss reported "
-                "within %d steps\n", steps, LEVEL2_STALL_EVERY, LEVEL2_MAX_LAG);
+    report_text(r, "  %d steps, a stall of %.1f-%.1f G before every %dth, each loss reported "
+                "within %d steps\n", steps, STALL_MIN_G, STALL_MAX_G, LEVEL2_STALL_EVERY,
+                LEVEL2_MAX_LAG);
     report_stats(r, "level 2", "g", &s_g, "ms");
     report_stats(r, "level 2", "stall", &s_stall, "ms");
     /* The model's least lag is the design level two asks for: the grader's
@@ -433,8 +443,8 @@ static void level2(lab_run *lab, train_state base, cudaStream_t loader, int chec
         report_value(r, "the model", "idle_at_lag_2", model_idle2 * 100, "%");
     report_value(r, "your loop", "largest_lag", lag, "steps");
     report_text(r, "  (a host that waits for the loss of step i - K leaves K steps queued, K x G,"
-                "\n  and a stall S idle max(0, S - K x G); your prediction, at K = 2, is "
-                "LEVEL2_PREDICTED_IDLE)\n");
+                "\n  and a stall S idle max(0, S - K x G); your prediction, at K = 2 and the "
+                "longest stall,\n  %.1f G, is LEVEL2_PREDICTED_IDLE)\n", STALL_MAX_G);
     grading_compare(r, shown, "your loop", "gpu_idle", "max(0, S - K x G) / S at your lag K",
                     model_idle * 100, &s_pct, "%");
     report_value(r, "your loop", "step_over_g", s_over.median, "x");

@@ -60,8 +60,8 @@ typedef struct {
  * the program's longest stall (2.6 G) does the GPU sit idle?", for a host
  * that waits for the loss of step (step - 2) in train_step_reported(t, r,
  * step), as a fraction of the stall (0.5 for 50%). The program prints it,
- * and once it is written (not 0) the model's answer at the run's longest
- * stall beside it; no points ride on it. */
+ * and once it is written (not 0) the model's answer to the same question
+ * beside it; no points ride on it. */
 extern const double LEVEL2_PREDICTED_IDLE;
 
 /* Yours. One step as train_step() queues it, and the report of every loss

@@ -286,24 +286,28 @@ static void level_two(lab_run *lab, int device, int check)
         return;
     /* The working set (the pool's count, and its model) is what the
      * threshold is scored against: the grader's line has it, a student's
-     * run does not, nor any number it follows from in one step (the
-     * prediction times it, the threshold's distance from it). */
+     * run does not, nor a number it follows from in one step: what the
+     * pool held after the loop (the working set itself, for a threshold at
+     * or over it), the threshold's distance from it, or an iteration's
+     * time. The cost per MiB that the prediction asks is what threshold 0
+     * adds to an iteration over the working set, and a threshold T under
+     * it adds about (working set - T) x that cost: beside it, the
+     * iterations are printed as ratios to the unlimited pool's, whose time
+     * is in the grader's line only (level2_unlimited_us). */
     report_value(r, "your pool", "release_threshold", threshold / MIB, "MiB");
-    report_value(r, "your pool", "held_after_loop", held / MIB, "MiB");
-    report_stats(r, "your pool", "iteration", &kept.a, "us");
-    report_stats(r, "threshold unlimited", "iteration", &kept.b, "us");
-    report_stats(r, "threshold 0", "iteration", &zero.a, "us");
+    report_stats(r, "your pool", "iteration_ratio", &kept.ratio, "x");
+    report_stats(r, "threshold 0", "iteration_ratio", &zero.ratio, "x");
     report_value(r, "threshold 0 adds", "remap_per_mib",
                  (zero.a.median - zero.b.median) / (working / MIB), "us/MiB");
     report_value(r, "your prediction", "remap_per_mib", LEVEL2_PREDICTED_REMAP_US_PER_MIB,
                  "us/MiB");
-    report_text(r, "  (threshold 0's iteration less the unlimited pool's, in pairs, per MiB of "
-                "the pool's count;\n  your LEVEL2_PREDICTED_REMAP_US_PER_MIB)\n");
+    report_text(r, "  (iteration_ratio: an iteration over the unlimited pool's, in pairs; "
+                "remap_per_mib: threshold 0's\n  iteration less the unlimited pool's, per MiB of "
+                "the pool's count, and your\n  LEVEL2_PREDICTED_REMAP_US_PER_MIB)\n");
     if (!check) {
-        report_verdict(r, &L2_KEEPS, kept.ratio.median, "your pool's iteration %.1f us, an "
-                       "unlimited pool's %.1f us: %.2fx (median of %d pairs); threshold 0: "
-                       "%.1fx", kept.a.median, kept.b.median, kept.ratio.median, pairs,
-                       zero.ratio.median);
+        report_verdict(r, &L2_KEEPS, kept.ratio.median, "your pool's iteration %.2fx an "
+                       "unlimited pool's (median of %d pairs); threshold 0's %.1fx",
+                       kept.ratio.median, pairs, zero.ratio.median);
         /* the distance, with the threshold, would give the working set */
         int within = verdict_holds(&L2_FITS, fits);
         grading_verdict_withheld(r, &L2_FITS, within, "your threshold %.1f MiB: %s 25%% of "

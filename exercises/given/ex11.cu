@@ -367,8 +367,10 @@ static void level_two(report *r, int rounds, int check)
     report_param(r, "level2_prep_ms", job.prep_ms, "ms");
     report_param(r, "level2_copy_ms", job.copy_ms, "ms");
     report_param(r, "level2_step_ms", job.step_ms, "ms");
-    /* The model's least size, and P / (C + K) from which it follows, are
-     * level two's answer: the grader's line only (level2_least_*). */
+    /* The model's least size is level two's answer: the grader's line
+     * only (level2_least_*), and no ratio it follows from (P / (C + K)) is
+     * printed. P, C and K above are the job's, which choose_loader() is
+     * handed anyway: working the size out from them is the exercise. */
     report_value(r, "your choice", "producers", size.producers, "");
     report_value(r, "your choice", "slots", size.slots, "");
     grading_value("level2_prep_ms", job.prep_ms);

@@ -8,7 +8,11 @@
  * through its own increment; forked from stream 0 and joined back into it by
  * events (issue_step(), the student's to call or to capture). Stages this
  * short (2-5 us, drawn afresh every round) make a step cost the host more
- * than the GPU: 3B launches and 4B event calls.
+ * than the GPU: 3B launches and 4B + 7 event calls, 24 and 39 at B = 8
+ * (issue(): the fork records one event and waits for it in two streams;
+ * each batch's stages 1 and 2 wait for the stage before, and its stages 0
+ * and 1 record one; the join records one in each of streams 1 and 2 and
+ * stream 0 waits for both).
  *
  * It measures in rounds, each in another order: the program's own stream
  * run (issue_step() `steps` times) and the student's (prepare_steps(), then
@@ -67,8 +71,9 @@
  * level2_streams_host_us, level2_yours_host_us, level2_host_ratio,
  * level2_prepare_ms, level2_gpu_bound_step_us (the gated run issues
  * issue_step_with(k), each step's own k), level2_graph_efficiency,
- * level2_predicted_graph_efficiency (level one's model: the student's copy
- * of k a step is not in it), level2_gates_ended_early;
+ * level2_predicted_graph_efficiency (level one's model: whatever the
+ * student's step adds on the GPU to give it k is not in it),
+ * level2_gates_ended_early;
  * level2_predicted_host_us, the student's LEVEL2_PREDICTED_HOST_US, printed
  * beside level2_yours_host_us.
  * --check: 3 batches, 3 steps, one round, each level. */
@@ -104,10 +109,10 @@ static void check_pass_sizes(common_options *opt)
     opt->reps = 1; /* rounds */
 }
 
-/* The streams' step is host-bound: 3B launches at lab12's 4.24 us and 4B
- * event calls, about 130 us for B = 8, against some 60 us of GPU work
- * (sum(t) + (B-1) max(t), with a few microseconds a kernel). A graph's step
- * runs at the GPU's pace: about 2x. 1.3x leaves room for a faster CPU
+/* The streams' step is host-bound: 3B launches at lab12's 4.24 us and
+ * 4B + 7 event calls, about 130 us for B = 8, against some 60 us of GPU
+ * work (sum(t) + (B-1) max(t), with a few microseconds a kernel). A graph's
+ * step runs at the GPU's pace: about 2x. 1.3x leaves room for a faster CPU
  * (the first H100 run, 2026-11-23: the solution 2.23x to 2.64x in three
  * runs, the streams' step 82.6 to 137.1 us over five, the graph's at most
  * 55.9 us: at worst 1.48x). */
@@ -115,25 +120,28 @@ static const verdict FASTER = {
     "graph_faster_per_step", 1.3, INFINITY, "x",
     "your steps were no faster than the streams' own: each step still issues every launch from "
     "the host. Capture p->issue_step() once in prepare_steps() and replay the graph"};
-/* One cudaGraphLaunch against 3B launches and 4B event calls: under a
- * quarter of the host's time (lab12: 7.7 us against 4.24 ms for 1,000). */
+/* One cudaGraphLaunch against 3B launches and 4B + 7 event calls: under
+ * a quarter of the host's time (lab12: 7.7 us against 4.24 ms for 1,000). */
 static const verdict HOST_LIGHT = {
     "host_issue_light", -INFINITY, 0.25, "%",
     "run_step() kept the host as long as issuing the step did: one cudaGraphLaunch per step is "
     "all it needs"};
 
-/* Level two: the same bars, now with a word k that changes every step.
- * Rebuilding the graph for each k costs the host, by lab12's H100 costs a
- * node, capture 1.03 + instantiate 1.99 us (a new graph: 4.15 ms for 1,000
- * in part 2b), about 100 us for a step's 24 kernels: as much as issuing it
- * from the streams (82-137 us a step in ex12's runs), so it fails both
- * bars (host ratio near 1, speedup near 1x). Changing only what changes,
- * one word in device memory before each replay, costs a copy, an event and
- * the replay (level one's 2.3 us): about 11 us, 0.08-0.13 of the streams'. */
+/* Level two: level one's bars, with a word k that changes every step, each
+ * read as level one's, round by round beside the program's stream run with
+ * the same k. Rebuilding the graph for each k fails both: by lab12's H100
+ * costs a node, capture 1.03 + instantiate 1.99 us (a new graph: 4.15 ms
+ * for 1,000 in part 2b), about 100 us for a step's 24 kernels, as much as
+ * issuing it from the streams (82-137 us a step in ex12's runs): host ratio
+ * near 1, speedup near 1x. The reference solution clears both on an H100
+ * (2.07x a step, its host ratio under half the limit); what a step must do
+ * to clear them, and what that costs the host, is the exercise's question
+ * and its prediction. */
 static const verdict LEVEL2_FASTER = {
     "level2_graph_faster_per_step", 1.3, INFINITY, "x",
-    "your steps were no faster than the streams' own: each step still builds or issues its "
-    "work from the host. Build the step once; change only k before each replay"};
+    "your steps were no faster than the streams' own: a step with its own k must still run at "
+    "the GPU's pace, not the host's. Price each way of giving a step its k by lab12's costs "
+    "(part 2b) first"};
 static const verdict LEVEL2_HOST_LIGHT = {
     "level2_host_issue_light", -INFINITY, 0.25, "%",
     "level2_step() kept the host nearly as long as issuing the step: a capture, an update "

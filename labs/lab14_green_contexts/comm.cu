@@ -187,8 +187,8 @@ static void report_comm(lab_run *run, comm_bench *c)
      * gradients, loses: 0.92x at k = 16). */
     report_stats(r, "every SM held over SMs - k", "overlapped_ratio", &c->beats, "x");
     report_verdict(r, &COST_AS_MODELLED, c->cost.median / model_cost(c), "compute alone on %d of "
-                   "%d SMs took %.2fx as long, its waves predict %.2fx (SMs / (SMs - k) = %.2f)",
-                   rest, c->o.sm_count, c->cost.median, model_cost(c),
+                   "%d SMs took %.2fx as long; the model, in whole waves, %.2fx (the plain ratio "
+                   "SMs / (SMs - k): %.2fx)", rest, c->o.sm_count, c->cost.median, model_cost(c),
                    (double)c->o.sm_count / rest);
 }
 

@@ -235,8 +235,8 @@ static void report_cost(report *r, urgent_bench *u)
     stats c = stats_of(&cost, 1);
     report_compare(r, "background", "cost", "SMs / (SMs - k), in whole waves", model, &c, "x");
     report_verdict(r, &COST_AS_MODELLED, cost / model, "on %d of %d SMs the background took "
-                   "%.2fx as long, its waves predict %.2fx (SMs / (SMs - k) = %.2f)",
-                   u->p->rest_sms, u->b->sm_count, cost, model,
+                   "%.2fx as long; the model, in whole waves, %.2fx (the plain ratio SMs / "
+                   "(SMs - k): %.2fx)", u->p->rest_sms, u->b->sm_count, cost, model,
                    (double)u->b->sm_count / u->p->rest_sms);
 }
 
