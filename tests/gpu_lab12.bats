@@ -176,12 +176,15 @@ predicted() {
             done
         done
     done
-    # as handed out, the streams' own calls: host-bound, well under the bar
+    # as handed out, the streams' own calls: host-bound, under the rubric's
+    # bar (H100s read 0.64 and 0.91 on two machines: how fast the host
+    # issues sets it, so the test holds it to the bar, not to a margin)
     run --separate-stderr ./ex12 --quick --json
     printf '%s\n' "$output" >"$f"
     eff=$(report value "$f" "your graph" graph_efficiency)
-    echo "# ex12 as given (quick): graph_efficiency $eff" >&3
-    ok "$eff <= 0.8" "ex12 as given: graph_efficiency $eff, above 0.8"
+    bar=$(sed -n '/^\[faster_per_step\]/,/^\[level2/s/^min = //p' grader/rubrics/ex12.ini)
+    echo "# ex12 as given (quick): graph_efficiency $eff (the rubric's bar $bar)" >&3
+    ok "$eff < $bar" "ex12 as given: graph_efficiency $eff, at or above the rubric's bar $bar"
 }
 
 @test "sol12 --check runs the small sizes with every correctness check passing" {
