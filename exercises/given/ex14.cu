@@ -258,7 +258,8 @@ static stats behind_background(const partition *p, int blocks, double us, int n,
         if (alone)
             solo[i] = urgent_latency(p->urgent, p->background, probe, URGENT_US, -1);
         lat[i] = urgent_latency(p->urgent, p->background, blocks, us, at[i]);
-        diff[i] = lat[i] - solo[i] + URGENT_US;
+        if (alone)
+            diff[i] = lat[i] - solo[i] + URGENT_US;
     }
     if (alone)
         *alone = stats_of(solo, n);
