@@ -24,8 +24,10 @@ BIN() { echo "$BATS_TEST_TMPDIR/bin"; }
 # ATTEMPTS times (no attempts row when ATTEMPTS is -) and the verdict it
 # decides, pipeline_reaches_ideal, observed or not, VALUE in %; then the
 # machine probes (link_H2D at start 50 + K GB/s, at end 40 + K) and, after
-# them, gpu_not_shared (observed, 0 %); then the exit code row. It says
-# "NAME: ..." on stderr unless EXIT is 0, and exits EXIT.
+# them, gpu_not_shared (observed, 0 %); then the exit code row. OBSERVED "-"
+# prints no verdict rows at all (a lab that stops before judging anything,
+# as lab13 on one GPU does). It says "NAME: ..." on stderr unless EXIT is 0,
+# and exits EXIT.
 fake_lab() {
     local name=$1 dir
     dir=$(BIN)
@@ -45,16 +47,18 @@ line=\$(((k - 1) % $# + 1))
 read -r code observed value attempts < <(sed -n "\${line}p" "$dir/$name.plan")
 echo "lab,variant,metric,value,unit"
 echo "$name,device,name,\"Fake GPU, with a comma\",text"
+if [ "\$observed" != - ]; then
 echo "$name,verdict,always,1,observed"
 echo "$name,verdict,always_value,3,x"
 [ "\$attempts" = - ] || echo "$name,pipeline vs serial,attempts,\$attempts,count"
 echo "$name,serial,time,12.5,ms"
 echo "$name,verdict,pipeline_reaches_ideal,\$observed,observed"
 echo "$name,verdict,pipeline_reaches_ideal_value,\$value,%"
+fi
 echo "$name,machine at start,link_H2D,\$((50 + k)),GB/s"
 echo "$name,machine at end,link_H2D,\$((40 + k)),GB/s"
-echo "$name,verdict,gpu_not_shared,1,observed"
-echo "$name,verdict,gpu_not_shared_value,0,%"
+[ "\$observed" = - ] || echo "$name,verdict,gpu_not_shared,1,observed"
+[ "\$observed" = - ] || echo "$name,verdict,gpu_not_shared_value,0,%"
 echo "$name,result,exit_code,\$code,code"
 [ "\$code" = 0 ] || echo "$name: exit \$code as planned" >&2
 exit "\$code"
@@ -139,14 +143,14 @@ programs: lab00 lab02"
 }
 
 @test "a timeout and a crash are failures; a lab that cannot run here (exit 3) is waived" {
-    fake_lab lab05 "3 0 0 -" "3 0 0 -"
+    fake_lab lab05 "3 - 0 -" "3 - 0 -"
     fake_lab lab00 "0 1 1 -" "0 1 1 -"
-    fake_lab lab02 "0 1 1 -" "3 0 0 -"
+    fake_lab lab02 "0 1 1 -" "3 - 0 -"
     run stress RUNS=2 lab05 lab00 lab02
     assert_success
     assert_line "  every run waived (exit 3): lab05: exit 3 as planned"
     assert_line "  exit codes: exit 3: 2"
-    # a waived run is no run of the verdicts: 1 of 1, not 1 of 2
+    # a waived run that judged nothing is no run of the verdicts: 1 of 1, not 1 of 2
     assert_line --regexp "^  pipeline_reaches_ideal +1 of 1 +- +- +1 +1 +1 +% +-$"
     assert_line "  exit codes: exit 0: 1, exit 3: 1 (the 1 waived left out of the counts above: lab02: exit 3 as planned)"
     assert_output --partial "stress: 12 runs, 6 waived; every verdict observed in every run; exit 0"
@@ -165,6 +169,28 @@ programs: lab00 lab02"
     assert_line "  lab03.quick.run01.csv: exit 139, killed by SIGSEGV"
     refute_output --partial "Segmentation fault" # bash's own word on it, kept out of the table
     assert_line "  no verdict rows in its reports"
+}
+
+@test "a waived run still counts the verdicts it judged: a miss cannot hide behind exit 3" {
+    # lab14 on one GPU: parts 1 and 2 judged, then exit 3 for part 3. A lab's
+    # exit 3 outranks its exit 4, so the miss in run 2 shows only here.
+    fake_lab lab14 "3 1 97 -" "3 0 50 -"
+    run stress RUNS=2 MODES=quick lab14
+    assert_success
+    assert_line --regexp "^  pipeline_reaches_ideal +1 of 2 \(50%\) +- +- +50 +73.5 +97 +% +-$"
+    assert_line --regexp "^  always +2 of 2 "
+    assert_line "  exit codes: exit 3: 2 (the 2 waived judged the verdicts above before stopping, and are counted: lab14: exit 3 as planned)"
+    assert_output --partial "stress: 2 runs, 2 waived; 1 verdict(s) not observed in every run (STRICT=1 fails on that); exit 0"
+    run python3 "$ROOT/tests/tools/stress_summary.py" --strict "$(OUT_DIR)"
+    assert_failure 1
+    assert_line "  lab14 quick pipeline_reaches_ideal: observed 1 of 2"
+    # one waived run that judged, one that judged nothing
+    rm -r "$(OUT_DIR)"
+    fake_lab lab14 "3 1 97 -" "3 - 0 -"
+    run stress RUNS=2 MODES=quick lab14
+    assert_success
+    assert_line --regexp "^  pipeline_reaches_ideal +1 of 1 "
+    assert_line "  exit codes: exit 3: 2 (of the 2 waived, 1 judged verdicts and are counted above, 1 judged nothing and are left out: lab14: exit 3 as planned)"
 }
 
 @test "STRICT=1 fails when a verdict was not observed in every run, and says which" {
