@@ -126,7 +126,7 @@ collapse-one-stream ex01 4/16,partial
 EOF
 }
 
-@test "KNOWN FAILURE (predicted): sabotaging the baseline, a spinner slowing the serial runs earns nothing for a serial pipeline" {
+@test "sabotaging the baseline: a spinner slowing the serial runs earns nothing for a serial pipeline" {
     expect <<'EOF'
 baseline-spin-gpu ex04 (5/16,(partial|flagged)|0/16,(timed_out|crashed|error))
 EOF
