@@ -24,10 +24,12 @@
 #
 # How a run ends: exit 0 or 4 is counted (4: the effect was not observed,
 # which is what this measures); exit 3 (cannot run here) is counted as
-# waived, not a failure; exit 1 (results wrong), a crash or a timeout (124)
-# is a failure: the rest still run, and this exits 1. STRICT=1 also exits 1
-# when any verdict was not observed in every run. Usage errors exit 2; when
-# every run was waived, nothing could run here: exit 3.
+# waived, not a failure, though the verdicts it judged before stopping count
+# (lab14 on one GPU judges parts 1 and 2); exit 1 (results wrong), a crash
+# or a timeout (124) is a failure: the rest still run, and this exits 1.
+# STRICT=1 also exits 1 when any verdict was not observed in every run.
+# Usage errors exit 2; when every run was waived and none judged a verdict,
+# nothing could run here: exit 3.
 #
 # Environment: RUNS (1 to 1000, default 1), MODES (default "quick default"),
 # LOAD, STRICT, STRESS_OUT, RESULTS_ROOT (default results), BINDIR (where the
