@@ -77,17 +77,23 @@ stats stats_over(double k, const stats *t)
     return s;
 }
 
-stats stats_of_ratios(const double *a, const double *b, int n)
+/* a[i] / b[i] or, with differences, a[i] - b[i], summarised. */
+static stats of_pairs(const double *a, const double *b, int n, int differences)
 {
-    double *ratio = malloc((size_t)(n > 0 ? n : 1) * sizeof *ratio);
-    if (!ratio)
+    double *pair = malloc((size_t)(n > 0 ? n : 1) * sizeof *pair);
+    if (!pair)
         abort();
     for (int i = 0; i < n; i++)
-        ratio[i] = a[i] / b[i];
-    stats s = stats_of(ratio, n);
-    free(ratio);
+        pair[i] = differences ? a[i] - b[i] : a[i] / b[i];
+    stats s = stats_of(pair, n);
+    free(pair);
     return s;
 }
+
+stats stats_of_ratios(const double *a, const double *b, int n) { return of_pairs(a, b, n, 0); }
+
+stats stats_of_differences(const double *a, const double *b, int n)
+{ return of_pairs(a, b, n, 1); }
 
 double stats_spread(const stats *s)
 {

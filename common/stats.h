@@ -33,6 +33,10 @@ stats stats_over(double k, const stats *t);
  * measured interleaved (A B A B ...), so a moment of other traffic that slows
  * one pair slows both of its sides, and the median pair speaks for the run. */
 stats stats_of_ratios(const double *a, const double *b, int n);
+/* Pair by pair, a[i] - b[i], summarised the same way: for a wait whose size
+ * is set by something else (lab14 divides it by its model's wait), where a
+ * ratio of the pair would mix in the size of b. */
+stats stats_of_differences(const double *a, const double *b, int n);
 
 /* Rows of `rounds` samples, as measure_rounds() and measure_ways() lay out
  * their tables: out[i] = stats_of() of row i, for i < rows. */

@@ -157,6 +157,13 @@ load test_helper
     assert_output --partial "n=3 median=2 "
 }
 
+@test "stats_of_differences: the median of per-pair differences, not a difference of medians" {
+    # medians 5 and 2 would say 3; the pairs say 1, 4 and 4: a median of 4
+    run "$TOOLS/stats_test" --diffs 2:1 8:4 5:1
+    assert_success
+    assert_output --partial "n=3 median=4 "
+}
+
 # machine_test RAW MAX_MHZ, then the start and now: H2D D2H HOST LAUNCH MHZ LOST PROBE
 QUIET="55 55 12 6 1980 0 5"
 

@@ -250,23 +250,20 @@ static double urgent_latency(cudaStream_t s, cudaStream_t bgs, int blocks, doubl
  * it, so a launch slower or faster this moment than at calibration (9-24 us
  * on a shared H100) cancels. In us. */
 static stats behind_background(const partition *p, int blocks, double us, int n, double bg_ms,
-                               int probe, stats *alone, stats *past)
+                               int probe, stats *alone, double *past)
 {
-    double *lat = (double *)xmalloc(4 * (size_t)n * sizeof *lat), *at = lat + n, *solo = at + n,
-           *diff = solo + n;
+    double *lat = (double *)xmalloc(3 * (size_t)n * sizeof *lat), *at = lat + n, *solo = at + n;
     random_strata(at, n, 0.1 * bg_ms, 0.9 * bg_ms);
     urgent_latency(p->urgent, p->background, blocks, us, -1); /* warm-up */
     for (int i = 0; i < n; i++) {
         if (alone)
             solo[i] = urgent_latency(p->urgent, p->background, probe, URGENT_US, -1);
         lat[i] = urgent_latency(p->urgent, p->background, blocks, us, at[i]);
-        if (alone)
-            diff[i] = lat[i] - solo[i] + URGENT_US;
     }
     if (alone)
         *alone = stats_of(solo, n);
     if (alone && past)
-        *past = stats_of(diff, n);
+        *past = stats_of_differences(lat, solo, n).median + URGENT_US;
     stats s = stats_of(lat, n);
     free(lat);
     return s;
@@ -406,15 +403,17 @@ static void level_two(report *r, int n, double alone_us, int check)
     double rest = background_ms(p.background), cost = rest / background_ms(bench.whole);
     /* the launch probe: one wave of URGENT_US blocks, as level one's alone
      * median that launch_us came from, in this partition */
-    stats probe, past, lat = behind_background(&p, job.blocks, job.block_us, n, rest,
-                                               P < URGENT_BLOCKS ? P : URGENT_BLOCKS, &probe, &past);
+    stats probe;
+    double past;
+    stats lat = behind_background(&p, job.blocks, job.block_us, n, rest,
+                                  P < URGENT_BLOCKS ? P : URGENT_BLOCKS, &probe, &past);
     CUDA_CHECK(cudaDeviceSynchronize());
     close_partition(&p);
     double best_cost = model_cost(best), error = fabs(cost / best_cost - 1) * 100;
     /* judged past the launch: the budget's launch_us is level one's, and a
      * launch slower this moment would otherwise cost the student the margin
      * their k was chosen to keep, half a block (15-25 us) */
-    double over = past.median / (job.budget_us - job.launch_us);
+    double over = past / (job.budget_us - job.launch_us);
     double model_lat = job.launch_us + ceil((double)job.blocks / P) * job.block_us;
     report_fact(r, "level2_partition_sms", P, "SMs", "the device's size for your %d", k);
     report_value(r, "your prediction", "latency", predicted, "us");
@@ -432,7 +431,7 @@ static void level_two(report *r, int n, double alone_us, int check)
         report_verdict(r, &WITHIN_BUDGET, over, "%.1f us past its launch (the median over %d "
                        "samples, each less a launch timed just before it) against the budget's "
                        "%.1f us past launch_us (the latency itself: %.1f us, the budget %.1f us)",
-                       past.median, n, job.budget_us - job.launch_us, lat.median, job.budget_us);
+                       past, n, job.budget_us - job.launch_us, lat.median, job.budget_us);
         /* the error, with the student's cost, would give the cheapest size's */
         int within = verdict_holds(&CHEAPEST, error / 100);
         grading_verdict_withheld(r, &CHEAPEST, within, "in your partition of %d SMs the "
@@ -442,7 +441,7 @@ static void level_two(report *r, int n, double alone_us, int check)
     }
     grading_value("level2_partition_sms", P);
     grading_value("level2_latency_us", lat.median);
-    grading_value("level2_past_launch_us", past.median);
+    grading_value("level2_past_launch_us", past);
     grading_value("level2_probe_us", probe.median);
     grading_value("level2_latency_over_budget", over);
     grading_value("level2_cost", cost);

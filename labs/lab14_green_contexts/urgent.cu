@@ -175,13 +175,8 @@ static double model_wait_us(const urgent_bench *u)
 static void partition_values(const urgent_bench *u, double wait, double *saved, double *past)
 {
     int n = u->n;
-    double *d = (double *)malloc(n * sizeof *d);
-    if (!d)
-        fail_cannot_run("out of host memory");
-    for (int i = 0; i < n; i++)
-        d[i] = u->latency[GREATEST * n + i] - u->latency[PARTITION * n + i];
-    *saved = stats_of(d, n).median / wait;
-    free(d);
+    *saved = stats_of_differences(u->latency + GREATEST * n, u->latency + PARTITION * n, n).median
+             / wait;
     double alone = stats_of(u->alone + n, n).median;
     *past = (way_stats(u, u->latency, PARTITION).median - alone) / fmax(wait, alone);
 }

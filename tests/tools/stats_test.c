@@ -11,12 +11,13 @@ int main(int argc, char **argv)
 {
     int first = 1, over = argc > 2 && !strcmp(argv[1], "--over");
     int pairs = argc > 1 && !strcmp(argv[1], "--pairs"); /* A:B A:B ... -> stats_of_ratios */
+    int diffs = argc > 1 && !strcmp(argv[1], "--diffs"); /* A:B A:B ... -> stats_of_differences */
     if (over)
         first = 3;
-    if (pairs)
+    if (pairs || diffs)
         first = 2;
     if (argc <= first) {
-        fprintf(stderr, "usage: stats_test [--over K] X [X ...] | --pairs A:B [A:B ...]\n");
+        fprintf(stderr, "usage: stats_test [--over K] X [X ...] | --pairs|--diffs A:B [A:B ...]\n");
         return 2;
     }
     int n = argc - first;
@@ -29,7 +30,8 @@ int main(int argc, char **argv)
         x[i] = atof(argv[first + i]);
         y[i] = b ? atof(b + 1) : 1;
     }
-    stats s = pairs ? stats_of_ratios(x, y, n) : stats_of(x, n);
+    stats s = pairs ? stats_of_ratios(x, y, n) : diffs ? stats_of_differences(x, y, n)
+                                                       : stats_of(x, n);
     if (over) {
         stats t = s;
         s = stats_over(atof(argv[2]), &t);
