@@ -757,7 +757,10 @@ int report_finish(report *r)
         csv_row(r, "result", "exit_code", code, "code");
     } else {
         printf("\nresult: %s (exit %d)\n", exit_code_meaning(code), code);
-        if (code == EXIT_NOT_OBSERVED)
+        /* Exit 3 outranks 4 (what could not run here is the news), but a
+         * verdict that was judged and missed before it still gets its hints:
+         * lab14 on one GPU judges parts 1 and 2 before part 3 cannot run. */
+        if (code == EXIT_NOT_OBSERVED || (code == EXIT_CANNOT_RUN && !all_ok(&r->verdicts)))
             print_hints(r);
     }
     fflush(stdout);

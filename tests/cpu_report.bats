@@ -111,6 +111,17 @@ load test_helper
     assert_output "null"
 }
 
+@test "a part that cannot run here exits 3, and still prints the hints of the verdicts judged and missed before it" {
+    run --separate-stderr "$TOOLS/report_test" --not-observed --cannot-show
+    assert_failure 3
+    assert_equal "$stderr" "report_test: cannot run here: part 3 needs 2 GPUs"
+    assert_output --partial "observed: NO  effect: ratio 1.10 (limit: at least 1.8x)"
+    assert_output --partial "likely reason for effect: a made-up reason"
+    run --separate-stderr "$TOOLS/report_test" --cannot-show
+    assert_failure 3
+    refute_output --partial "likely reason"
+}
+
 @test "a verdict judged on a traced run says so, and a miss names the tracing before any other reason" {
     run "$TOOLS/report_test" --timeline
     assert_success

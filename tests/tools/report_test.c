@@ -5,7 +5,7 @@
 
 #include <string.h>
 
-static int fail_check, not_observed, interfered;
+static int fail_check, not_observed, interfered, cannot_show;
 static double size = 64;
 
 static const option own[] = {
@@ -13,6 +13,8 @@ static const option own[] = {
     {"not-observed", OPT_FLAG, &not_observed, 0, 0, NO_QUICK, NULL, "make the verdict no (exit 4)"},
     {"interfered", OPT_FLAG, &interfered, 0, 0, NO_QUICK, NULL,
      "report a comparison re-measured twice for interference, and the machine changing"},
+    {"cannot-show", OPT_FLAG, &cannot_show, 0, 0, NO_QUICK, NULL,
+     "say at the end that a part cannot run here (exit 3)"},
     {"size", OPT_DOUBLE, &size, 0.5, 1024, 2, "MIB", "a number option to parse"},
     {NULL},
 };
@@ -63,5 +65,7 @@ int main(int argc, char **argv)
     double ratio = not_observed ? 1.1 : 1.95;
     report_verdict(r, &EFFECT, ratio, "ratio %.2f", ratio);
     report_verdict(r, &SECOND, not_observed ? 0.05 : 0.001, "off by a little");
+    if (cannot_show)
+        report_cannot_show(r, "part 3 needs 2 GPUs");
     return report_finish(r);
 }
