@@ -11,9 +11,11 @@
  *
  * The targets: the urgent stream's kernels on exactly the SMs the device
  * makes of k, the background's on every other SM, none shared (the kernels'
- * own %smid records); the urgent kernel behind the background within 1.5x
- * of its time alone; the background as slow as its waves on SMs - k predict
- * (ceil(B / (SMs - k)) / waves of the whole GPU's time), within 5%.
+ * own %smid records); the urgent kernel's wait behind the background (its
+ * latency less its time alone) under half of what the greatest priority
+ * waits without a partition (half a block); the background as slow as its
+ * waves on SMs - k predict (ceil(B / (SMs - k)) / waves of the whole GPU's
+ * time), within 5%.
  *
  * Level two, choose_partition_sms(): an urgent kernel of B whole-SM blocks
  * of t us, and a budget for its latency, drawn afresh every run. Work out
