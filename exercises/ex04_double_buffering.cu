@@ -1,38 +1,31 @@
 /* ex04: double-buffer a batch pipeline.
  *
  * The task: the program around this file (exercises/given/ex04.cu) hands
- * run_batches() a job of 16 batches of 16 MiB in pinned memory (8 of 8 MiB
- * with --quick) and a kernel, job->compute, that computes one batch in twice
- * the time of its upload (--kernel-ratio 2). As given, every batch goes
- * through one stream and one set of device buffers, so the copy engines and
- * the SMs take turns. Make it a double buffer: while one batch computes, the
- * copies of its neighbours run. Keep every call asynchronous: no waits
- * inside the loop. Complete the TODO(student) in make_sets() and
- * run_batches(); exercises/given/ex04.h is the contract.
+ * run_batches() 16 batches of 16 MiB in pinned memory (8 of 8 MiB with
+ * --quick) and a kernel, job->compute, that takes twice an upload's time
+ * (--kernel-ratio 2). As given, every batch goes through one stream and one
+ * set of device buffers, so the copy engines and the SMs take turns. Make it
+ * a double buffer, with no waits inside the loop: complete the TODO(student)
+ * in make_sets() and run_batches(); exercises/given/ex04.h is the contract.
  *
  * The model (lab04's handout, "The model"; the stage times are measured in
  * the same round as your run): h, k, d an upload, the kernel and a download
  * of one batch alone, c' an upload and a download beside each other.
  *   serial = n (h + k + d)        ideal = (h + k + d) + (n - 1) max(c', k)
- * The efficiency is your speedup over serial divided by serial / ideal:
- * 100% is as fast as the engines allow. With 16 batches and k = 2h the
- * ideal is about 1.9x.
- *
+ * The efficiency, your speedup over serial divided by serial / ideal, is
+ * 100% as fast as the engines allow (16 batches, k = 2h: ideal about 1.9x).
  * The target: an efficiency of at least 90% (the median round). It has no
- * slack: while one kernel runs (k = 2h), the other stream must download and
- * upload, d + h. The 90% assumes d <= h, as on the H100; lab04's handout
- * ("The 90% has no slack") says what a slower download costs.
+ * slack: while one kernel runs, the other stream must download and upload,
+ * d + h. The 90% assumes d <= h, as on the H100 (lab04's handout, "The 90%
+ * has no slack").
  *
- * Expected numbers on an H100: the reference solution, efficiency 1.04 and
- * 0.95 in two runs (2026-11-22); lab04's double buffer, the same design,
- * 1.87x of an ideal 1.89x (98.9%, docs/results/h100/lab04-ratio-2.csv).
- *
- * Level two (graded apart, below run_batches): the same job with a kernel
- * as long as an upload, where a double buffer falls short of the ideal (by
- * how much is your prediction); the target is 90% of it again, with the
- * streams and pieces per batch the model says it takes (the design is
- * yours). Expected on an H100: the reference solution, 2026-11-23,
- * efficiency 0.99 and 1.02 in two runs, 0.94 when graded, speedup 2.29-2.42.
+ * Expected on an H100: the reference solution, efficiency 1.04 and 0.95 in
+ * two runs (2026-11-22); lab04's double buffer 1.87x of an ideal 1.89x.
+ * Level two (graded apart, below run_batches): a kernel as long as an
+ * upload, where a double buffer falls short (by how much is your
+ * prediction); the target is 90% of it again, with the streams and pieces
+ * per batch the model says it takes. The reference, 2026-11-23: efficiency
+ * 0.99 and 1.02 in two runs, 0.94 when graded, speedup 2.29-2.42.
  *
  * Build and run:   make ex04 && ./ex04          (./ex04 --quick: a short run)
  * As given both pipelines are as slow as the serial run and it exits 4.
@@ -49,8 +42,8 @@ static struct {
     uint32_t *d_in, *d_out;
 } set[SETS];
 
-/* Set i: a non-blocking stream (the legacy default stream never orders it
- * behind its work) and its buffers, for batches of `bytes`. */
+/* Set i: a non-blocking stream (never ordered behind the legacy default
+ * stream) and its buffers, for batches of `bytes`. */
 static void make_set(int i, size_t bytes)
 {
     CUDA_CHECK(cudaStreamCreateWithFlags(&set[i].stream, cudaStreamNonBlocking));
@@ -73,13 +66,11 @@ void run_batches(const batch_job *job)
     size_t bytes = job->batch * sizeof(uint32_t);
     for (int b = 0; b < job->n; b++) {
         /* TODO(student): the goal: the copy engines and the SMs busy at the
-         * same time, so that the whole job takes close to the model's ideal.
-         * The contract: every batch uploaded, computed by job->compute and
-         * downloaded into its place in h_out; return without waiting for
-         * the GPU (no synchronisation, no synchronous copy); no two batches
-         * in flight in the same device buffer at once (the outputs are
-         * checked, every run). Ask: which operations must run in order, and
-         * which may not? */
+         * same time, the job close to the model's ideal. The contract: every
+         * batch uploaded, computed by job->compute and downloaded into its
+         * place in h_out; no synchronisation and no synchronous copy; no two
+         * batches in one device buffer at once (outputs checked every run).
+         * Ask: which operations must run in order, and which may not? */
         int s = 0;
         const uint32_t *in = job->h_in + (size_t)b * job->batch;
         uint32_t *out = job->h_out + (size_t)b * job->batch;
@@ -116,14 +107,13 @@ const double LEVEL2_PREDICTED_EFFICIENCY = 0;
 void run_level2(const level2_job *job)
 {
     /* TODO(student): the goal: at least 90% of the ideal at a kernel ratio
-     * of 1, from what the job offers (its streams and its device room).
-     * The contract: every word of every batch uploaded, computed by
-     * job->compute and downloaded into its place in h_out; return without
-     * waiting for the GPU; device memory only from the job's room (two
-     * batches in, two out), and no two pieces of work in flight in the same
-     * words of it at once (every output is checked, every run). Ask: how
-     * many operations must be in flight to keep three engines busy, what
-     * does a stream allow in flight, and what does the room allow? */
+     * of 1, from the job's streams and device room. The contract: every
+     * word of every batch uploaded, computed by job->compute and downloaded
+     * into its place in h_out; no waiting for the GPU; device memory only
+     * from the job's room (two batches in, two out), and no two pieces of
+     * work in the same words of it at once (outputs checked every run).
+     * Ask: how many operations must be in flight to keep three engines
+     * busy, what does a stream allow in flight, and the room? */
     size_t bytes = job->batch * sizeof(uint32_t);
     for (int b = 0; b < job->n; b++) {
         const uint32_t *in = job->h_in + (size_t)b * job->batch;
