@@ -31,10 +31,11 @@
  * 1.140).
  * The reference solution on an H100 (2026-11-23): urgent 29.2 us behind the
  * background against 28.3 alone (1.03x), the background 1.140x (model
- * 1.140); on two H200s (50 runs, 2026-11-24) its wait -1.1 to 4.9 us, 0.10
- * of half a block at most; level two, its latency past the launch 0.80-0.89 of the budget's
- * (80 runs, 2026-11-23), the background's cost 0.2% off the cheapest
- * size's (the device's sizes and the budget's form: lab14's handout, Part 1).
+ * 1.140); on two H200s (50 runs, 2026-11-24) its wait -1.1 to 4.9 us, at
+ * most 0.10 of half a block; level two, its latency past the launch
+ * 0.80-0.89 of the budget's (80 runs, 2026-11-23), the background's cost
+ * 0.2% off the cheapest size's (the device's sizes and the budget's form:
+ * lab14's handout, Part 1).
  *
  * Build and run:   make ex14 && ./ex14        (./ex14 --quick: a shorter run)
  * As given the results are right, the urgent kernel waits for the

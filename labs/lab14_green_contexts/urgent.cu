@@ -226,6 +226,7 @@ static void report_ways(report *r, urgent_bench *u)
         report_samples(r, way_name[w], "latency", u->latency + w * n, n, "us");
     }
     double saved, past, in_part = way_stats(u, u->latency, PARTITION).median;
+    double plain = stats_of_ratios(u->latency + GREATEST * n, u->latency + PARTITION * n, n).median;
     partition_values(u, in_wave, &saved, &past);
     report_verdict(r, &NEAR_ALONE, past, "in its partition %.1f us against %.1f us alone there: "
                    "%.1f us more, %.2f of %.1f us, the greatest priority's wait by the model (or "
@@ -233,8 +234,7 @@ static void report_ways(report *r, urgent_bench *u)
                    fmax(in_wave, part.median));
     report_verdict(r, &BEATS_PRIORITY, saved, "pair by pair, the partition's latency is shorter "
                    "than the greatest priority's by %.2f of that wait (median; the plain ratio "
-                   "of the latencies, %.1fx)", saved,
-                   stats_of_ratios(u->latency + GREATEST * n, u->latency + PARTITION * n, n).median);
+                   "of the latencies, %.1fx)", saved, plain);
     report_verdict(r, &STAYS, u->strays, "%d urgent blocks ran off the partition's %d SMs",
                    u->strays, u->p->sms);
     report_value(r, "urgent", "launches_after_background", u->late, "");
