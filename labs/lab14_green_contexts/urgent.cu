@@ -170,15 +170,17 @@ static double model_wait_us(const urgent_bench *u)
 
 /* The two partition verdicts' values (see NEAR_ALONE, BEATS_PRIORITY):
  * *saved, the median of the pairs' (greatest - partition) over the wait;
- * *past, the partition's median past its median alone, over the wait or,
- * where larger, its time alone. */
+ * *past, the median of the pairs' (partition - alone there, the sample taken
+ * just before it) over the wait or, where larger, its time alone. Pairs, not
+ * two medians: a moment that slows the GPU slows both of a pair. */
 static void partition_values(const urgent_bench *u, double wait, double *saved, double *past)
 {
     int n = u->n;
     *saved = stats_of_differences(u->latency + GREATEST * n, u->latency + PARTITION * n, n).median
              / wait;
     double alone = stats_of(u->alone + n, n).median;
-    *past = (way_stats(u, u->latency, PARTITION).median - alone) / fmax(wait, alone);
+    *past = stats_of_differences(u->latency + PARTITION * n, u->alone + n, n).median
+            / fmax(wait, alone);
 }
 
 /* One attempt, afresh: the background alone on the whole GPU and on the rest;
@@ -229,9 +231,9 @@ static void report_ways(report *r, urgent_bench *u)
     double plain = stats_of_ratios(u->latency + GREATEST * n, u->latency + PARTITION * n, n).median;
     partition_values(u, in_wave, &saved, &past);
     report_verdict(r, &NEAR_ALONE, past, "in its partition %.1f us against %.1f us alone there: "
-                   "%.1f us more, %.2f of %.1f us, the greatest priority's wait by the model (or "
-                   "its time alone, if longer)", in_part, part.median, in_part - part.median, past,
-                   fmax(in_wave, part.median));
+                   "%.1f us more pair by pair, %.2f of %.1f us, the greatest priority's wait by "
+                   "the model (or its time alone, if longer)", in_part, part.median,
+                   past * fmax(in_wave, part.median), past, fmax(in_wave, part.median));
     report_verdict(r, &BEATS_PRIORITY, saved, "pair by pair, the partition's latency is shorter "
                    "than the greatest priority's by %.2f of that wait (median; the plain ratio "
                    "of the latencies, %.1fx)", saved, plain);
