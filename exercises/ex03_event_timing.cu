@@ -3,20 +3,14 @@
  * The task: the program around this file (exercises/given/ex03.cu) hands
  * you a kernel that spins for a known time by the GPU's own clock (twice: a
  * short one of 1.5-3 ms and a long one of 5-8 ms, drawn at random every run)
- * and asks time_kernel() for its duration. Complete the two TODO(student)
- * parts so that it times the kernel the way lab03 teaches: the kernel's own
- * time on the GPU, not the launch call's, and not one lucky or unlucky
- * sample. exercises/given/ex03.h is the contract.
- *
- * The target: your median within 2% of both known durations, with a warm-up
- * launch before the samples.
- *
- * Expected numbers on an H100:
- *   - the reference solution, two runs on an H100 (2026-11-22):
- *     median_error_pct 0.33 and 0.72;
- *   - lab03 timed a 5 ms kernel with events in its stream at 5.014 ms
- *     (0.27% over), and the host clock around the launch alone at 0.021 ms
- *     (docs/results/h100/lab03.csv).
+ * and asks time_kernel() for its duration. Complete the TODO(student) parts
+ * so that it times the kernel as lab03 teaches: its own time on the GPU, not
+ * the launch call's, and not one lucky or unlucky sample (the contract:
+ * exercises/given/ex03.h). The target: your median within 2% of both known
+ * durations, with a warm-up launch before the samples.
+ * Expected on an H100: the reference, median_error_pct 0.33 and 0.72 in two
+ * runs (2026-11-22); lab03's events timed a 5 ms kernel 0.27% over, the host
+ * clock around the launch alone read 0.021 ms (docs/results/h100/lab03.csv).
  *
  * Level two (graded apart, below time_kernel): the same timing on a GPU
  * that is not yours alone. Before each launch a background in another
@@ -27,13 +21,12 @@
  * no host-side wait between start_background() and launch() (after launch(),
  * waiting for your stop event to read the sample is fine, as in level one).
  * Predict first (LEVEL2_PREDICTED_RATIO): ./ex03 prints it beside what the
- * program's own events read. The reference solution on an H100 (2026-11-23):
- * level one's medians 0.42% off, level two's 0.007% off.
+ * program's own events read. The reference (2026-11-23): level one's medians
+ * 0.42% off, level two's 0.007% off.
  *
- * Build and run:   make ex03 && ./ex03          (./ex03 --quick: 5 samples)
- * ./ex03 prints your medians beside the known durations, the verdicts, and
- * what the grader would give. As given it measures nothing, says so, and
- * exits 4. Stuck? lab03's handout has hints, gentle to explicit: "Stuck?".
+ * make ex03 && ./ex03 (--quick: 5 samples) prints your medians beside the
+ * known durations, the verdicts and what the grader would give. As given it
+ * measures nothing, says so, and exits 4. Stuck? lab03's handout, "Stuck?".
  */
 #include "ex03.h"
 #include "streamlab.h"

@@ -3,32 +3,23 @@
  * The task: the program around this file (exercises/given/ex04.cu) hands
  * run_batches() 16 batches of 16 MiB in pinned memory (8 of 8 MiB with
  * --quick) and a kernel, job->compute, that takes twice an upload's time
- * (--kernel-ratio 2). As given, every batch goes through one stream and one
- * set of device buffers, so the copy engines and the SMs take turns. Make it
- * a double buffer, with no waits inside the loop: complete the TODO(student)
- * in make_sets() and run_batches(); exercises/given/ex04.h is the contract.
+ * (--kernel-ratio 2). As given, one stream and one set of device buffers:
+ * the copy engines and the SMs take turns. Make it a double buffer, with no
+ * waits inside the loop (the TODOs; exercises/given/ex04.h is the contract).
  *
- * The model (lab04's handout, "The model"; the stage times are measured in
- * the same round as your run): h, k, d an upload, the kernel and a download
- * of one batch alone, c' an upload and a download beside each other.
+ * The model (lab04's handout, "The model"; stage times measured in the same
+ * round as your run): h, k, d an upload, the kernel and a download alone,
+ * c' an upload and a download beside each other.
  *   serial = n (h + k + d)        ideal = (h + k + d) + (n - 1) max(c', k)
- * The efficiency, your speedup over serial divided by serial / ideal, is
- * 100% as fast as the engines allow (16 batches, k = 2h: ideal about 1.9x).
- * The target: an efficiency of at least 90% (the median round). It has no
- * slack: while one kernel runs, the other stream must download and upload,
- * d + h. The 90% assumes d <= h, as on the H100 (lab04's handout, "The 90%
- * has no slack").
+ * The efficiency, your speedup over serial / (serial / ideal), is 100% as
+ * fast as the engines allow (16 batches, k = 2h: ideal about 1.9x). The
+ * target: an efficiency of at least 90% (the median round), with no slack:
+ * while one kernel runs, the other stream downloads and uploads, d + h. The
+ * 90% assumes d <= h, as on the H100 (lab04's handout, "The 90% has no slack").
+ * Expected on an H100: the reference 1.04 and 0.95 in two runs (2026-11-22).
+ * Level two, graded apart: below run_batches.
  *
- * Expected on an H100: the reference solution, efficiency 1.04 and 0.95 in
- * two runs (2026-11-22); lab04's double buffer 1.87x of an ideal 1.89x.
- * Level two (graded apart, below run_batches): a kernel as long as an
- * upload, where a double buffer falls short (by how much is your
- * prediction); the target is 90% of it again, with the streams and pieces
- * per batch the model says it takes. The reference, 2026-11-23: efficiency
- * 0.99 and 1.02 in two runs, 0.94 when graded, speedup 2.29-2.42.
- *
- * Build and run:   make ex04 && ./ex04          (./ex04 --quick: a short run)
- * As given both pipelines are as slow as the serial run and it exits 4.
+ * make ex04 && ./ex04 (--quick: short). As given it is serial and exits 4.
  * Stuck? lab04's handout has hints, gentle to explicit, under "Stuck?".
  */
 #include "ex04.h"
@@ -42,8 +33,8 @@ static struct {
     uint32_t *d_in, *d_out;
 } set[SETS];
 
-/* Set i: a non-blocking stream (never ordered behind the legacy default
- * stream) and its buffers, for batches of `bytes`. */
+/* Set i: a non-blocking stream (never behind the legacy default stream) and
+ * its buffers, for batches of `bytes`. */
 static void make_set(int i, size_t bytes)
 {
     CUDA_CHECK(cudaStreamCreateWithFlags(&set[i].stream, cudaStreamNonBlocking));
@@ -95,9 +86,11 @@ void free_sets(void)
 }
 
 /* ---- Level two: the kernel as long as an upload ----
- * The efficiency is against level one's ideal, from the stages at ratio 1.
- * Once you have written the prediction, ./ex04 prints beside it the model's
- * bound for two streams and for the shape your pipeline ran. */
+ * A double buffer falls short here (by how much is your prediction); the
+ * target is 90% of it again (level one's ideal, from the stages at ratio 1),
+ * with the streams and pieces per batch the model says it takes. Once you
+ * have predicted, ./ex04 prints the model's bounds beside it. The reference
+ * (2026-11-23): 0.99 and 1.02 in two runs, 0.94 graded, speedup 2.29-2.42. */
 
 /* TODO(student): before you write run_level2(), work out from lab04's model
  * (its handout, "The model") the best efficiency a double buffer can reach
