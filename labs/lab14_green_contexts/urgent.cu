@@ -124,17 +124,18 @@ static stats way_stats(const urgent_bench *u, const double *v, int w)
  * time alone instead (1.5x alone). Recomputed from 52 runs on a fresh H100
  * (2026-11-24): -0.01 to 0.20 (a plain 1.5x of its time alone read up to
  * 1.48 there); 80 runs on an H200 under this limit: -0.02 to 0.28, none
- * missed (docs/results/h100/stress/README.md). */
+ * missed. Pair by pair since: 40 runs on two fresh H100s, -0.01 to 0.28,
+ * none missed (docs/results/h100/stress/README.md). */
 static const verdict NEAR_ALONE = {
     "partition_latency_near_alone", -INFINITY, 0.5, "x",
     "the urgent kernel in its own partition waited: another process using the GPU, or the "
     "partition shares SMs with the background (see kernels_on_partition_sms)"};
 /* What the partition saves, pair by pair, over that wait: the model says
  * all of it (1), no partition at all nothing (0); 0.5 is halfway. The same
- * 52 runs: 0.79 to 1.34; the H200's 80: 0.76 to 1.95, none missed. (The
- * plain ratio of the latencies, once held to 2x, read 2.1 to 4.7: the
- * model's own ratio falls near 2 when a wave's block has little left, which
- * the wait here accounts for.) */
+ * 52 runs: 0.79 to 1.34; the H200's 80: 0.76 to 1.95; two H100s' 40:
+ * 0.69 to 1.50; none missed. (The plain ratio of the latencies, once held
+ * to 2x, read 2.1 to 4.7: the model's own ratio falls near 2 when a wave's
+ * block has little left, which the wait here accounts for.) */
 static const verdict BEATS_PRIORITY = {
     "partition_beats_priority", 0.5, INFINITY, "x",
     "the partition did not beat the greatest priority: with background blocks as short as "
