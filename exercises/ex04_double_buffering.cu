@@ -16,7 +16,7 @@
  * target: an efficiency of at least 90% (the median round), with no slack:
  * while one kernel runs, the other stream downloads and uploads, d + h. The
  * 90% assumes d <= h, as on the H100 (lab04's handout, "The 90% has no slack").
- * Expected on an H100: the reference 1.04 and 0.95 in two runs (2026-11-22).
+ * Expected on an H100: the reference's efficiency 1.04 and 0.95 (2026-11-22).
  * Level two, graded apart: below run_batches.
  *
  * make ex04 && ./ex04 (--quick: short). As given it is serial and exits 4.
