@@ -42,6 +42,17 @@ static inline const char *ranks_available(void) { return NULL; }
  * service; this suite never uses it. Set to 0 whatever it was. */
 static inline void ranks_environment(void) { setenv("NCCL_NVLS_ENABLE", "0", 1); }
 
+/* Before the first communicator: one protocol for every message, Simple,
+ * unless NCCL_PROTO is already set (try LL and watch the model break).
+ * NCCL picks a protocol by message size, each with its own alpha and B: on
+ * two H200s, one block per collective, LL (about 5 GB/s) up to about
+ * 1.7 MB and Simple (about 21 GB/s, alpha about 19 us) above. A fit of
+ * t(S) = alpha + S/B over sizes on both sides fits neither, and ex13's
+ * level two then ran buckets of 1.3 MiB slower than serial where the model
+ * said 1.3x faster; with Simple throughout, every bucket size came within
+ * 15% of the model (docs/results/h200x2/ex13-level2/). */
+static inline void ranks_one_protocol(void) { setenv("NCCL_PROTO", "Simple", 0); }
+
 /* A communicator over dev[0..n-1]: ncclCommInitAll, or with max_ctas > 0 one
  * whose collectives use at most that many blocks (a slower link: fewer
  * blocks move fewer bytes at once), each rank's init in one group. */
@@ -103,6 +114,7 @@ static inline const char *ranks_available(void)
            "nvidia-nccl-cu13) and run make again";
 }
 static inline void ranks_environment(void) {}
+static inline void ranks_one_protocol(void) {}
 static inline void ranks_open(ranks *r, const int *dev, int n, int max_ctas)
 {
     (void)r, (void)dev, (void)n, (void)max_ctas;

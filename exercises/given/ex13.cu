@@ -37,8 +37,9 @@
  * Level two, after level one, in the same run: how many layers a bucket.
  * Its all-reduces go through a second communicator of one block per
  * collective (lab13's part 4: about 21 GB/s on two H200s, where lab13's
- * overlap followed its model within 1%), fitted first: t(S) = alpha + S/B
- * over three sizes, least squares. Then a job drawn afresh: first the
+ * overlap followed its model within 1%), every size in NCCL's Simple
+ * protocol (kernels/ranks.h, ranks_one_protocol, says why), fitted first:
+ * t(S) = alpha + S/B over three sizes, least squares. Then a job drawn afresh: first the
  * model's best m, uniform over the divisors of L (but L) that the ranges
  * below can make the best; then L = --layers layers of t = alpha / q, q in
  * [0.4, 3) (a q for which some r gives that best, in the model; the spin
@@ -356,6 +357,7 @@ static void bench_open(lab_run *lab)
              grad_shape("half of the SMs", lab->dev.sm_count / 2, 1)); /* NCCL gets the rest */
     set_buckets(bucket);
     grad_warm(&bench.g); /* every kernel on every GPU before the first collective */
+    ranks_one_protocol(); /* level two's model needs one alpha and one B (ranks.h) */
     ranks_open(&bench.comm, dev, n, 0);
     ranks_open(&bench.slow, dev, n, L2_SLOW_CTAS);
     bench.active = &bench.comm;
