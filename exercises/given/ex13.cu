@@ -39,14 +39,15 @@
  * collective (lab13's part 4: about 21 GB/s on two H200s, where lab13's
  * overlap followed its model within 1%), every size in NCCL's Simple
  * protocol (kernels/ranks.h, ranks_one_protocol, says why), fitted first:
- * t(S) = alpha + S/B over three sizes, least squares. Then a job drawn afresh: first the
- * model's best m, uniform over the divisors of L (but L) that the ranges
- * below can make the best; then L = --layers layers of t = alpha / q, q in
- * [0.4, 3) (a q for which some r gives that best, in the model; the spin
- * set from a first measurement of the layers alone, t then measured
- * again), g = r t B bytes of gradients a layer, r in [0.1, 1), r drawn
- * again (up to 64 times) until the model at this run's alpha, B and t has
- * that best m, with one layer a bucket and one bucket for all 20% or more
+ * t(S) = alpha + S/B over three sizes, least squares. Then a job drawn
+ * afresh: first the model's best m, uniform over the divisors of L (but L)
+ * that the ranges below can make the best; then L = --layers layers of
+ * t = alpha / q, q in [0.4, 3) (a q for which some r gives that best, in
+ * the model; the spin set from a first measurement of the layers alone, t
+ * then measured again), g = r t B bytes of gradients a layer, r in
+ * [0.1, 1), r drawn again (up to 64 times) until the model at this run's
+ * alpha, B and t has that best m, with one layer a bucket and one bucket
+ * for all 20% or more
  * above it. So the best m moves from job to job, and no one m is near the
  * best in most of them. The student's
  * level2_bucket_layers() gets L, t, g, alpha and B (ex13.h) and returns m
