@@ -170,18 +170,23 @@ static double model_wait_us(const urgent_bench *u)
 }
 
 /* The two partition verdicts' values (see NEAR_ALONE, BEATS_PRIORITY):
- * *saved, the median of the pairs' (greatest - partition) over the wait;
- * *past, the median of the pairs' (partition - alone there, the sample taken
- * just before it) over the wait or, where larger, its time alone. Pairs, not
- * two medians: a moment that slows the GPU slows both of a pair. */
-static void partition_values(const urgent_bench *u, double wait, double *saved, double *past)
+ * saved, the median of the pairs' (greatest - partition) over the wait;
+ * past, the median of the pairs' (partition - alone there, the sample taken
+ * just before it), past_us, over scale_us, the wait or, where larger, its
+ * time alone. Pairs, not two medians: a moment that slows the GPU slows both
+ * of a pair. */
+typedef struct { double saved, past, past_us, scale_us; } partition_value;
+
+static partition_value partition_values(const urgent_bench *u, double wait)
 {
     int n = u->n;
-    *saved = stats_of_differences(u->latency + GREATEST * n, u->latency + PARTITION * n, n).median
-             / wait;
-    double alone = stats_of(u->alone + n, n).median;
-    *past = stats_of_differences(u->latency + PARTITION * n, u->alone + n, n).median
-            / fmax(wait, alone);
+    partition_value v;
+    v.saved = stats_of_differences(u->latency + GREATEST * n, u->latency + PARTITION * n, n).median
+              / wait;
+    v.past_us = stats_of_differences(u->latency + PARTITION * n, u->alone + n, n).median;
+    v.scale_us = fmax(wait, stats_of(u->alone + n, n).median);
+    v.past = v.past_us / v.scale_us;
+    return v;
 }
 
 /* One attempt, afresh: the background alone on the whole GPU and on the rest;
@@ -206,9 +211,9 @@ static int attempt_ways(void *ctx, double *spread)
     }
     stats ratio = stats_of_ratios(u->latency + GREATEST * n, u->latency + PARTITION * n, n);
     *spread = stats_spread(&ratio);
-    double saved, past, cost = u->bg_ms[1] / u->bg_ms[0] / model_cost(u, u->p->rest_sms);
-    partition_values(u, model_wait_us(u), &saved, &past);
-    return verdict_holds(&NEAR_ALONE, past) && verdict_holds(&BEATS_PRIORITY, saved) &&
+    double cost = u->bg_ms[1] / u->bg_ms[0] / model_cost(u, u->p->rest_sms);
+    partition_value v = partition_values(u, model_wait_us(u));
+    return verdict_holds(&NEAR_ALONE, v.past) && verdict_holds(&BEATS_PRIORITY, v.saved) &&
            verdict_holds(&COST_AS_MODELLED, cost);
 }
 
@@ -228,16 +233,16 @@ static void report_ways(report *r, urgent_bench *u)
         report_value(r, way_name[w], "latency_p99", stats_percentile(u->latency + w * n, n, 99), "us");
         report_samples(r, way_name[w], "latency", u->latency + w * n, n, "us");
     }
-    double saved, past, in_part = way_stats(u, u->latency, PARTITION).median;
+    double in_part = way_stats(u, u->latency, PARTITION).median;
     double plain = stats_of_ratios(u->latency + GREATEST * n, u->latency + PARTITION * n, n).median;
-    partition_values(u, in_wave, &saved, &past);
-    report_verdict(r, &NEAR_ALONE, past, "in its partition %.1f us against %.1f us alone there: "
+    partition_value v = partition_values(u, in_wave);
+    report_verdict(r, &NEAR_ALONE, v.past, "in its partition %.1f us against %.1f us alone there: "
                    "%.1f us more pair by pair, %.2f of %.1f us, the greatest priority's wait by "
-                   "the model (or its time alone, if longer)", in_part, part.median,
-                   past * fmax(in_wave, part.median), past, fmax(in_wave, part.median));
-    report_verdict(r, &BEATS_PRIORITY, saved, "pair by pair, the partition's latency is shorter "
-                   "than the greatest priority's by %.2f of that wait (median; the plain ratio "
-                   "of the latencies, %.1fx)", saved, plain);
+                   "the model (or its time alone, if longer)", in_part, part.median, v.past_us,
+                   v.past, v.scale_us);
+    report_verdict(r, &BEATS_PRIORITY, v.saved, "pair by pair, the partition's latency is "
+                   "shorter than the greatest priority's by %.2f of that wait (median; the plain "
+                   "ratio of the latencies, %.1fx)", v.saved, plain);
     report_verdict(r, &STAYS, u->strays, "%d urgent blocks ran off the partition's %d SMs",
                    u->strays, u->p->sms);
     report_value(r, "urgent", "launches_after_background", u->late, "");
