@@ -47,9 +47,9 @@ load test_helper
         assert_output --partial "--check"
         assert_output --regexp "--batches N .*default 32, --quick 16\)"
         assert_output --regexp "--producers W .*default 4\)"
-        run --separate-stderr ./$p --producers 9
+        run --separate-stderr ./$p --producers 11
         assert_failure 2
-        assert_equal "$stderr" "$p: --producers must be an integer from 1 to 8 (got '9')"
+        assert_equal "$stderr" "$p: --producers must be an integer from 1 to 10 (got '11')"
         run --separate-stderr ./$p --batches 11
         assert_failure 2
         assert_equal "$stderr" "$p: --batches must be an integer from 12 to 1024 (got '11')"

@@ -192,3 +192,19 @@ total 10"
     check_level 'text = text.replace("memcheck_time_limit_s = 180", "memcheck_time_limit_s = 180\nlevels = 0")' \
         "[exercise] levels = '0': must be 1 or 2"
 }
+
+@test "a size fixed in the code meets ex10's and ex11's model-size criteria in at most 30% of the jobs their programs draw" {
+    # fixed_guess.py mirrors each given program's draw, its constants read
+    # from the source; narrowed to the old draws it reports 86% and 67%
+    run python3 tests/tools/fixed_guess.py "$ROOT"
+    assert_success
+    assert_line --regexp "^ex10: the best fixed answer, a threshold of [0-9]+ MiB, passes [0-9]+% of"
+    assert_line --regexp "^ex11: the best fixed answer, [0-9]+ producers and [0-9]+ slots, passes [0-9]+% of"
+    sed 's/LEVEL2_K_HI = [0-9]*/LEVEL2_K_HI = 4/' exercises/given/ex11.cu > "$BATS_TEST_TMPDIR/ex11.cu"
+    mkdir -p "$BATS_TEST_TMPDIR/narrow/exercises/given"
+    cp exercises/given/ex10.cu "$BATS_TEST_TMPDIR/narrow/exercises/given/"
+    mv "$BATS_TEST_TMPDIR/ex11.cu" "$BATS_TEST_TMPDIR/narrow/exercises/given/"
+    run python3 tests/tools/fixed_guess.py "$BATS_TEST_TMPDIR/narrow"
+    assert_failure 1
+    assert_line --regexp "^ex11: .* passes 6[0-9]% of"
+}

@@ -5,7 +5,7 @@
 
 #include <cuda_runtime_api.h>
 
-enum { EX11_MAX_PRODUCERS = 8, EX11_MAX_SLOTS = 2 * EX11_MAX_PRODUCERS };
+enum { EX11_MAX_PRODUCERS = 10, EX11_MAX_SLOTS = 2 * EX11_MAX_PRODUCERS };
 
 /* What one run hands you, all of it made by the program before your code
  * runs. The batches' contents, how long a batch takes the CPU and the GPU,
