@@ -74,7 +74,7 @@ lab03_json() {
 @test "ex03 as given measures nothing, reports medians of 0, exits 4 naming the TODO, and shows the correctness points only" {
     run ./ex03 --quick
     assert_failure 4
-    assert_output --partial "observed: NO  median_matches_known: not measured: complete TODO(student)"
+    assert_output --partial "observed: NO  median_matches_events: not measured: complete TODO(student)"
     assert_output --partial "[ok]   every_launch_logged"
     assert_output --regexp "\[pass\] launches_logged +2/2"
     assert_output --regexp "\[FAIL\] median_accurate +0/6 +median_error_pct 100, needs <= 2"

@@ -120,7 +120,7 @@ FACTS = [
       GUIDE: [lambda v: f"the GPU's work {'three' if v == 3 else num(v)} times as long"]}),
     ("ex02's call limit", GIVEN + "ex02.cu", r'"copy_call_returns_at_once", -INFINITY, ([\d.]+),',
      {RUBRIC % "ex02": [lambda v: f"max = {num(v)}"]}),
-    ("ex03's accuracy target", GIVEN + "ex03.cu", r'"median_matches_known", 0, ([\d.]+),',
+    ("ex03's accuracy target", GIVEN + "ex03.cu", r'"median_matches_events", 0, ([\d.]+),',
      {EX["ex03"]: [lambda v: f"within {pct(v)} of both"],
       LAB["lab03"]: [lambda v: f"within {pct(v)} of both"],
       RUBRIC % "ex03": [lambda v: f"max = {num(v * 100)}"],
