@@ -36,7 +36,7 @@ extern "C" void feed_prepare(const feed_bench *f, int batch, uint32_t *buf)
     }
 }
 
-static double prepare_ms(feed_bench *f, uint32_t *buf)
+extern "C" double feed_prepare_ms(feed_bench *f, uint32_t *buf)
 {
     double ms[CALIBRATION_RUNS];
     for (int i = 0; i < CALIBRATION_RUNS; i++) {
@@ -59,15 +59,15 @@ static double prepare_ms(feed_bench *f, uint32_t *buf)
 extern "C" double feed_calibrate(feed_bench *f, uint32_t *buf, double ms)
 {
     double lo[2] = {0, 0}, hi[2] = {8.0 * (double)f->n, 0}; /* {rounds, ms} */
-    f->rounds = 0, lo[1] = prepare_ms(f, buf);
-    f->rounds = (uint64_t)hi[0], hi[1] = prepare_ms(f, buf);
+    f->rounds = 0, lo[1] = feed_prepare_ms(f, buf);
+    f->rounds = (uint64_t)hi[0], hi[1] = feed_prepare_ms(f, buf);
     if (ms <= lo[1] || hi[1] <= lo[1]) {
         f->rounds = 0;
         return lo[1];
     }
     double r = (ms - lo[1]) * hi[0] / (hi[1] - lo[1]), t = 0;
     for (int i = 0; i <= CALIBRATION_STEPS; i++) {
-        f->rounds = (uint64_t)r, t = prepare_ms(f, buf);
+        f->rounds = (uint64_t)r, t = feed_prepare_ms(f, buf);
         if (fabs(t - ms) <= 0.05 * ms || r > hi[0])
             break;
         double *end = t < ms ? lo : hi;

@@ -412,6 +412,10 @@ void feed_prepare(const feed_bench *f, int batch, uint32_t *buf);
  * `ms`, rounds is 0 and the return says how long a batch takes. */
 double feed_calibrate(feed_bench *f, uint32_t *buf, double ms);
 
+/* P at f->rounds as it stands: feed_prepare() alone on this thread, the
+ * median of several (what feed_calibrate() measures at each step). */
+double feed_prepare_ms(feed_bench *f, uint32_t *buf);
+
 /* Queues feed_step on `batch` in `stream`: `blocks` blocks (the SM count:
  * the step holds the whole GPU) check d_buf against what feed_prepare()
  * writes, add the words that differ to d_wrong[batch], spin until `ns` have
