@@ -11,7 +11,7 @@
  * the student's code could keep. Inside that function the program records
  * an event pair of its own right around each kernel: on an idle GPU every
  * event harness also reads the kernel's start, some microseconds that grow
- * when the host is busy (an H100 VM: 7-30 us typical, up to 160 us), so the
+ * when the host is busy (an H100 VM: 5-30 us typical, up to 160 us), so the
  * student's median is held to what those events read at the same launches,
  * not to the bare duration (at 1.5 ms, 30 us is 2%: the reference lost the
  * points so in one grading run of 2026-11-24).

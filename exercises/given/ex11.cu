@@ -498,9 +498,9 @@ int main(int argc, char **argv)
         if (round < 0)
             continue;
         /* The model's P and C measured again beside each round: the start-up
-         * calibration's reading of P came out 6.4 ms for 4 in 1 run of 20 on
-         * an H100 host, and the reference was flagged "beyond the model" at
-         * 1.17 once; a burst that slows this round's run slows these too.
+         * calibration's reading of P came out 5.9 and 6.4 ms for 4 in 2 runs
+         * of 40 on an H100 host, and the reference was flagged "beyond the
+         * model" at 1.17 once; a burst that slows a round slows these too.
          * Alone, on this thread (lab11 takes P from its own run's
          * preparations): the P inside your run is yours to slow down. */
         double p = feed_prepare_ms(&bench.f, bench.slot[0]);
