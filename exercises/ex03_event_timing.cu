@@ -29,8 +29,9 @@
  * 0.42% off, level two's 0.007% off.
  *
  * make ex03 && ./ex03 (--quick: 5 samples) prints your medians beside the
- * known durations, the verdicts and what the grader would give. As given it
- * measures nothing, says so, and exits 4. Stuck? lab03's handout, "Stuck?".
+ * known durations and the program's events, the verdicts and what the grader
+ * would give. As given it measures nothing, says so, and exits 4. Stuck?
+ * lab03's handout, "Stuck?".
  */
 #include "ex03.h"
 #include "streamlab.h"
