@@ -103,7 +103,7 @@ lab03_json() {
     assert_success
 }
 
-@test "the reference solution reports medians within 2% of both durations it was not told, and full points" {
+@test "the reference solution reports medians within 2% of the program's events around the same launches, on both durations it was not told, and full points" {
     [ -x ./sol03 ] || skip "solutions/ is not here"
     for run_no in $(runs); do
         echo "# run $run_no of $REPEATS"
@@ -115,8 +115,13 @@ lab03_json() {
         short=$(report get "$f" predictions.0.value)
         long=$(report get "$f" predictions.1.value)
         ok "1.5 <= $short < 3 and 5 <= $long < 8" "durations $short and $long outside their ranges"
-        within "$f" "short kernel" duration "0.98 * $short" "1.02 * $short"
-        within "$f" "long kernel" duration "0.98 * $long" "1.02 * $long"
+        # held to what events around the same launches read, as the grader holds
+        # it (the bare duration misses a busy host's launch gap, up to 160 us);
+        # never under the duration itself: the kernel spins at least that long
+        for k in "short kernel:$short" "long kernel:$long"; do
+            ev=$(report value "$f" "${k%:*}" program_events) || fail "no program_events for ${k%:*}"
+            within "$f" "${k%:*}" duration "max(${k#*:}, 0.98 * $ev)" "1.02 * $ev"
+        done
         run report get "$f" verdict.observed
         assert_output "true"
     done
