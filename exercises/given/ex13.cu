@@ -47,9 +47,8 @@
  * then measured again), g = r t B bytes of gradients a layer, r in
  * [0.1, 1), r drawn again (up to 64 times) until the model at this run's
  * alpha, B and t has that best m, with one layer a bucket and one bucket
- * for all 20% or more
- * above it. So the best m moves from job to job, and no one m is near the
- * best in most of them. The student's
+ * for all 20% or more above it. So the best m moves from job to job, and no
+ * one m is near the best in most of them. The student's
  * level2_bucket_layers() gets L, t, g, alpha and B (ex13.h) and returns m
  * and the pass time the model predicts at that m (the model's own number,
  * held to the program's: a fixed m cannot carry it); the program
