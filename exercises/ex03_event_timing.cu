@@ -49,8 +49,9 @@ static double time_one_launch(void *ctx)
      * call. What can stamp a time on the GPU, in the kernel's stream, just
      * before and just after it?
      * The contract: exactly one bench->launch() per call; use bench->timer
-     * and bench->stream (common/timing.h has helpers for the pair); read the
-     * time only once the GPU has passed your second mark. */
+     * and bench->stream (common/timing.h has helpers for the pair: the
+     * program checks that they lie around your last launch); read the time
+     * only once the GPU has passed your second mark. */
     bench->launch();
     return 0;
 }

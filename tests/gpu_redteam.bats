@@ -60,7 +60,7 @@ read-nonce-memory ex01 0/16,(error|failed)
 EOF
 }
 
-@test "KNOWN FAILURE: a duration read from the given program's static data, not timed, earns only the launches" {
+@test "a duration read from the given program's static data, not timed, earns only the launches" {
     expect <<'EOF'
 read-static-state ex03 4/16,partial
 EOF

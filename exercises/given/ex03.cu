@@ -24,9 +24,15 @@
  *                          same launches read, the median (the first, cold
  *                          launch left out);
  *   median_error_pct       the larger |median / events - 1|, in percent;
- *                          100 when time_kernel() returned no samples;
+ *                          100 when time_kernel() returned no samples, or
+ *                          when a call's last launch did not lie between the
+ *                          two events of bench->timer (calls_timed_by_events
+ *                          below 2: a median read from elsewhere, untimed);
  *   warmup_launches        launches that ran beyond the samples returned (the
  *                          fewer of the two calls): 1 or more with a warm-up;
+ *                          0 when a call was not timed by events;
+ *   calls_timed_by_events  the calls (of 2) whose last launch lay right
+ *                          between bench->timer's start and stop events;
  *   launches_wrong         records that are wrong: a launch that did not spin
  *                          its full duration, or a record nobody launched.
  *
@@ -119,6 +125,7 @@ typedef struct {
     double events_ms;    /* level one: the program's events around the same launches */
     double error;        /* |median / events - 1|, level two's / duration; 1 without samples */
     int ran, wrong;      /* records of launches that ran for their time; wrong records */
+    int bracketed;       /* level one: the timer's events lay right around the last launch */
     int idle;            /* level two: launches that did not wait for an SM */
 } timed;
 
@@ -135,6 +142,25 @@ static double events_median(double ms)
     double median = stats_of(own, n).median;
     free(own);
     return median;
+}
+
+/* Did the student's timer time the call's last launch? Its start event must
+ * lie before the program's own pair around that launch, its stop after, and
+ * the two within the kernel's duration of the pair, too close to hold
+ * another launch. A median read from anywhere else (the program's memory, a
+ * constant) leaves the events unrecorded, or where they were a call ago. */
+static int last_launch_bracketed(const kernel_bench *bench, double ms)
+{
+    if (kernel.launches == 0)
+        return 0;
+    int i = kernel.launches - 1;
+    float before, after;
+    /* not event_timer_ms(): an event never recorded is an answer here, not a fault */
+    cudaError_t e1 = cudaEventElapsedTime(&before, bench->timer.start, kernel.mark[i].start);
+    cudaError_t e2 = cudaEventElapsedTime(&after, kernel.mark[i].stop, bench->timer.stop);
+    (void)cudaGetLastError();
+    return e1 == cudaSuccess && e2 == cudaSuccess && before >= 0 && after >= 0 &&
+           before + after < ms;
 }
 
 /* One call of the student's time_kernel() on a kernel of `ms`, and its log. */
@@ -163,7 +189,8 @@ static timed time_known(kernel_bench *bench, double ms, int reps)
     }
     free(log);
     t.events_ms = events_median(ms);
-    t.error = t.s.n > 0 ? fabs(t.s.median / t.events_ms - 1) : 1;
+    t.bracketed = last_launch_bracketed(bench, ms);
+    t.error = t.s.n > 0 && t.bracketed ? fabs(t.s.median / t.events_ms - 1) : 1;
     return t;
 }
 
@@ -442,10 +469,16 @@ int main(int argc, char **argv)
                  "least its duration by the GPU's clock; %d records wrong", a.ran + b.ran, wrong);
 
     double error = fmax(a.error, b.error);
-    int warmup = a.ran - a.s.n < b.ran - b.s.n ? a.ran - a.s.n : b.ran - b.s.n;
+    int timed = a.bracketed && b.bracketed; /* the warm-up, too, is about samples timed */
+    int warmup = !timed ? 0 : a.ran - a.s.n < b.ran - b.s.n ? a.ran - a.s.n : b.ran - b.s.n;
     if (a.s.n == 0 || b.s.n == 0)
         report_verdict(r, &MEDIAN_MATCHES, error, "not measured: complete TODO(student) "
                        "in time_one_launch() and time_kernel()");
+    else if (!timed)
+        report_verdict(r, &MEDIAN_MATCHES, error, "not measured around the launches: "
+                       "bench->timer's two events did not lie right around the last launch of "
+                       "each call (the contract: bench->timer in bench->stream, its start "
+                       "before launch() and its stop after)");
     else
         report_verdict(r, &MEDIAN_MATCHES, error, "your medians %.4f ms and %.4f ms, the "
                        "program's events around the same launches %.4f ms and %.4f ms (kernels "
@@ -453,8 +486,9 @@ int main(int argc, char **argv)
                        a.events_ms, b.events_ms, short_ms, long_ms, error * 100);
     report_verdict(r, &WARM_UP, warmup, "%d and %d launches ran for %d and %d samples: %s",
                    a.ran, b.ran, a.s.n, b.s.n,
-                   warmup > 0 ? "the first launches stayed out of the samples"
-                              : "no untimed warm-up launch");
+                   !timed ? "no sample was timed by events around a launch"
+                   : warmup > 0 ? "the first launches stayed out of the samples"
+                                : "no untimed warm-up launch");
 
     grading_value("short_ms", short_ms);
     grading_value("short_median_ms", a.s.n > 0 ? a.s.median : 0);
@@ -464,6 +498,7 @@ int main(int argc, char **argv)
     grading_value("long_events_ms", b.events_ms);
     grading_value("median_error_pct", error * 100);
     grading_value("warmup_launches", warmup);
+    grading_value("calls_timed_by_events", a.bracketed + b.bracketed);
     grading_value("launches_wrong", wrong);
 
     level2(&lab, check, reps);

@@ -18,9 +18,10 @@ typedef struct {
 
 /* Yours. Times the kernel of known duration as lab03 teaches: at least one
  * untimed launch first (warm-up: the first launch of a kernel loads it),
- * then `reps` timed launches, one sample each, between events recorded in
- * bench->stream, and returns their statistics (stats_of or measure(),
- * common/stats.h and timing.h). The program calls it twice, on kernels of
+ * then `reps` timed launches, one sample each, between bench->timer's two
+ * events recorded in bench->stream, and returns their statistics (stats_of
+ * or measure(), common/stats.h and timing.h). The program checks that each
+ * call's last launch lies right between those two events. The program calls it twice, on kernels of
  * two durations it draws at random, and counts the launches from the
  * kernel's own records on the GPU: the launches beyond your samples are your
  * warm-up. */
