@@ -455,7 +455,7 @@ PY
     need fixtures
     run row fake-output ex03
     assert_output --partial "median_accurate: median_error_pct"
-    assert_output --partial "warm_up: warmup_launches -10, needs >= 1"
+    assert_output --partial "warm_up: warmup_launches 0, needs >= 1"
     assert_output --partial "level2_median_accurate: level2_median_error_pct 100"
     run row fake-output ex04
     assert_output --partial "overlaps: speedup"
