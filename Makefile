@@ -350,7 +350,7 @@ torch-labs: ## run every PyTorch companion (PYTHON=path, TORCH_ARGS=--quick)
 # Folder names reach grade.py through the environment, never through the
 # shell's quoting, so that a student called o'brien is graded like any other.
 # exercises/README.md is the instructor's guide; grader/rubrics/ the points.
-.PHONY: grade grade-all grade-merge grade-flags
+.PHONY: grade grade-all grade-merge grade-flags grade-stress
 SUBMISSION  ?= exercises
 SUBMISSIONS ?=
 SHARDS      ?=
@@ -370,6 +370,15 @@ grade-all: ## grade every student's folder in SUBMISSIONS=dir into one CSV (SHAR
 	@test -n "$$SUBMISSIONS" || { echo "make grade-all: give SUBMISSIONS=dir, a folder with one sub-folder per student" >&2; exit 2; }
 	@python3 grader/grade.py --submissions "$$SUBMISSIONS" $(GRADE_ARGS) \
 	  $(if $(SHARD),--shard '$(SHARD)') $(if $(GPUS),--gpus '$(GPUS)')
+
+# make grade-stress RUNS=20: every reference solution RUNS times with --grade,
+# interleaved, then per rubric criterion how often it was met, the value's
+# spread and the bound (grader/rubric_stress.py says how): the rubric's
+# false-negative rates on this machine, before a course grades on it.
+# ONLY=ex03,ex05 for some exercises, STRICT=1 fails on any miss.
+grade-stress: $(SOLUTIONS) ## run the reference solutions RUNS=N times, count each rubric criterion met
+	@python3 grader/rubric_stress.py run --runs '$(RUNS)' --bindir '$(BINDIR)' \
+	  $(if $(ONLY),--only '$(ONLY)') $(if $(filter 1,$(STRICT)),--strict)
 
 grade-merge: ## join the outputs of grade-all's shards, SHARDS="dir1 dir2 ...", into GRADE_OUT=dir
 	@test -n "$$SHARDS" -a -n "$$GRADE_OUT" || { echo "make grade-merge: give SHARDS=\"dir1 dir2 ...\" (grade-all's outputs, one per SHARD=i/N) and GRADE_OUT=dir" >&2; exit 2; }
@@ -453,3 +462,4 @@ help: ## list the targets
 	@echo "             RUNS=N (results), RESULTS=dir and PYTHON=path (plots), SUBMISSION(S)=dir and FORMAT=gradescope (grade)"
 	@echo "             SHARD=i/N, GPUS=N (grade-all), SHARDS=\"dir1 dir2\" (grade-merge), GRADE_OUT=dir"
 	@echo "             RUNS=N, MODES=\"quick default\", LOAD=none|gpu|host|both, STRESS_PROGRAMS=, STRICT=1 (stress)"
+	@echo "             RUNS=N, ONLY=ex03,ex05, STRICT=1 (grade-stress)"

@@ -416,3 +416,103 @@ EOF
     assert_failure
     assert_output --partial "no verdict rows"
 }
+
+# ---- make grade-stress: the rubric's criteria over repeated reference runs ----
+
+RS_FIXTURE=tests/fixtures/rubric-stress/runs.jsonl
+
+@test "rubric_stress.py summary: eight recorded sol03 runs meet every ex03 criterion, with the values' spread and 3/n" {
+    mkdir -p "$BATS_TEST_TMPDIR/rs"
+    cp "$RS_FIXTURE" "$BATS_TEST_TMPDIR/rs/runs.jsonl"
+    run python3 grader/rubric_stress.py summary "$BATS_TEST_TMPDIR/rs" --strict
+    assert_success
+    # the eight medians' errors, sorted: 0.0877 0.103 0.110 0.117 0.134 0.152 0.164
+    # 0.172 (%): the median (0.117 + 0.134) / 2; no miss in 8 runs: below 3/8
+    assert_output --regexp "sol03 +median_accurate +1 +8 of 8 +0\.0877 +0\.126 +0\.172 +<= 2 +38%"
+    assert_output --regexp "sol03 +warm_up +1 +8 of 8 +2 +2 +2 +>= 1 "
+    assert_output --partial "rubric_stress: 8 runs, 0 waived (exit 3), 0 failed; 0 criteria missed"
+    assert [ -s "$BATS_TEST_TMPDIR/rs/summary.txt" ]
+}
+
+@test "rubric_stress.py summary: a run past a bound is counted as a miss, and --strict then fails" {
+    mkdir -p "$BATS_TEST_TMPDIR/rs"
+    # run 3 reads its median 2.5% off: past ex03's 2%
+    python3 - "$RS_FIXTURE" >"$BATS_TEST_TMPDIR/rs/runs.jsonl" <<'PY'
+import json, sys
+for line in open(sys.argv[1]):
+    rec = json.loads(line)
+    if rec["round"] == 3:
+        rec["metrics"]["median_error_pct"] = 2.5
+    print(json.dumps(rec))
+PY
+    run python3 grader/rubric_stress.py summary "$BATS_TEST_TMPDIR/rs"
+    assert_success
+    assert_output --regexp "sol03 +median_accurate +1 +7 of 8 .* 2\.5 +<= 2 +1 seen"
+    run python3 grader/rubric_stress.py summary "$BATS_TEST_TMPDIR/rs" --strict
+    assert_failure 1
+}
+
+@test "rubric_stress.py summary: a criterion relative to the solution takes the next run as its reference" {
+    mkdir -p "$BATS_TEST_TMPDIR/rs"
+    # ex04's efficient: >= 0.9 x the reference's efficiency. Run 2 (0.85)
+    # against run 3 (0.98) misses (0.85 < 0.882); run 3 against run 1 and run 1
+    # against run 2 meet it. The spread shown is of the ratios: 0.85 / 0.98 =
+    # 0.867, 0.98 / 0.97 = 1.01, 0.97 / 0.85 = 1.14.
+    for e in "1 0.97" "2 0.85" "3 0.98"; do
+        set -- $e
+        printf '{"program": "sol04", "exercise": "ex04", "round": %s, "exit_code": 0, "seconds": 1, "metrics": {"mismatches": 0, "speedup": 1.6, "efficiency": %s, "level2_mismatches": 0, "level2_efficiency": 0.99}}\n' "$1" "$2"
+    done >"$BATS_TEST_TMPDIR/rs/runs.jsonl"
+    run python3 grader/rubric_stress.py summary "$BATS_TEST_TMPDIR/rs"
+    assert_success
+    assert_output --regexp "sol04 +efficient +1 +2 of 3 +0\.867 +1\.01 +1\.14 +>= 0\.9 x ref +1 seen"
+    assert_output --regexp "sol04 +overlaps +1 +3 of 3 +1\.6 +1\.6 +1\.6 +>= 1\.3 +100%"
+}
+
+# fake_sol NAME EXIT: a stand-in solution that reads the nonce from its stdin
+# and prints ex03's result line with it (EXIT 0), or says it cannot run here.
+fake_sol() {
+    mkdir -p "$(BIN)"
+    cat >"$(BIN)/$1" <<SOL
+#!/usr/bin/env bash
+[ "\$1" = --grade ] || exit 2
+read -r nonce
+[ $2 = 0 ] || { echo "$1: cannot run here: needs 2 GPUs" >&2; exit $2; }
+echo "preview: 16/16"
+echo "{\"exercise\": \"ex03\", \"pass\": \"measure\", \"nonce\": \"\$nonce\", \"median_error_pct\": 0.2, \"warmup_launches\": 2, \"launches_wrong\": 0, \"level2_median_error_pct\": 0.01, \"level2_launches_wrong\": 0}"
+SOL
+    chmod +x "$(BIN)/$1"
+}
+
+@test "rubric_stress.py run: each run's own nonce on stdin, a line per run in runs.jsonl, then the table" {
+    fake_sol sol03 0
+    run python3 grader/rubric_stress.py run --runs 3 --only ex03 --bindir "$(BIN)" \
+        --out "$BATS_TEST_TMPDIR/out"
+    assert_success
+    assert_output --regexp "sol03 +median_accurate +1 +3 of 3 "
+    run wc -l <"$BATS_TEST_TMPDIR/out/runs.jsonl"
+    assert_output "3"
+    # a program that prints a fixed token instead of the one on its stdin has no result line
+    sed -i 's/\$nonce/0123/' "$(BIN)/sol03"
+    run python3 grader/rubric_stress.py run --runs 1 --only ex03 --bindir "$(BIN)" \
+        --out "$BATS_TEST_TMPDIR/out2"
+    assert_failure 1
+    assert_output --partial "failed: sol03 round 1 exit 0 without a result line"
+}
+
+@test "rubric_stress.py run: a solution that cannot run here is waived (exit 3); a bad --only or --runs is a usage error" {
+    fake_sol sol03 3
+    run python3 grader/rubric_stress.py run --runs 2 --only ex03 --bindir "$(BIN)" \
+        --out "$BATS_TEST_TMPDIR/out"
+    assert_failure 3
+    assert_output --partial "2 runs, 2 waived (exit 3), 0 failed"
+    run python3 grader/rubric_stress.py run --only ex99 --bindir "$(BIN)"
+    assert_failure 2
+    assert_output --partial "no rubric grader/rubrics/ex99.ini"
+    run python3 grader/rubric_stress.py run --runs 0 --bindir "$(BIN)"
+    assert_failure 2
+    assert_output --partial "--runs must be from 1 to 1000"
+    mkdir -p "$BATS_TEST_TMPDIR/empty"
+    run python3 grader/rubric_stress.py run --bindir "$BATS_TEST_TMPDIR/empty"
+    assert_failure 3
+    assert_output --partial "no solution is built"
+}
