@@ -154,7 +154,8 @@ def _criterion(parser, name, path):
 
 # ---- scoring ------------------------------------------------------------------------
 
-def _value(metrics, metric):
+def metric_value(metrics, metric):
+    """metrics[metric] as a float, or None when it is missing or not a finite number."""
     value = (metrics or {}).get(metric)
     if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
         return float(value)
@@ -167,7 +168,7 @@ def _threshold(criterion, reference):
         return criterion["max"], ""
     if criterion["relative"] is None:
         return criterion["min"], ""
-    ref = _value(reference, criterion["metric"])
+    ref = metric_value(reference, criterion["metric"])
     if ref is None:
         return criterion["min"], " (the model's threshold: no reference solution in this run)"
     bound = criterion["relative"] * ref
@@ -199,8 +200,9 @@ def paired_ratio(criterion, pairs):
     metrics}, measured one right after the other) of the student's value over
     the reference's, or None when no pair has both."""
     metric = criterion["metric"]
-    ratios = sorted(s / r for s, r in ((_value(p["student"], metric), _value(p["reference"], metric))
-                                       for p in pairs) if s is not None and r)
+    ratios = sorted(s / r for s, r in ((metric_value(p["student"], metric),
+                                        metric_value(p["reference"], metric)) for p in pairs)
+                    if s is not None and r)
     if not ratios:
         return None
     mid = len(ratios) // 2
@@ -290,7 +292,7 @@ def score(rubric, outcome, reference=None):
     totals of both). reference: the reference solution's measure-pass
     metrics in this run, or None."""
     result = _score(rubric, outcome, reference)
-    if _value((outcome.get("measure") or {}).get("metrics"), "gpu_shared"):
+    if metric_value((outcome.get("measure") or {}).get("metrics"), "gpu_shared"):
         result["reason"] += f"; {SHARED_WARNING}"
         result["warning"] = SHARED_WARNING
     return result
@@ -313,7 +315,7 @@ def _score(rubric, outcome, reference):
     wrong = set()   # the levels with a correctness criterion failed
     for c in (c for c in rubric["criteria"] if c["kind"] == "correctness"):
         # the worst value over both passes: the largest against a max, the smallest against a min
-        values = [_value(p.get("metrics"), c["metric"]) for p in passes]
+        values = [metric_value(p.get("metrics"), c["metric"]) for p in passes]
         if None in values:
             value = None
         else:
@@ -326,7 +328,8 @@ def _score(rubric, outcome, reference):
         criteria.append(_result(c, c["points"] if ok else 0, ok, reason,
                                 outside_physics(c, value)))
     concepts = [c for c in rubric["criteria"] if c["kind"] == "concept"]
-    measured = {c["name"]: _value(outcome["measure"].get("metrics"), c["metric"]) for c in concepts}
+    metrics = outcome["measure"].get("metrics")
+    measured = {c["name"]: metric_value(metrics, c["metric"]) for c in concepts}
     # One measurement outside physics and none of the run's timings is to be
     # trusted: whatever made it (work the program's own stages did not
     # expect, a gamed timer) touched the others too. One process measured

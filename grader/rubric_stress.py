@@ -70,7 +70,8 @@ def exercises_built(bindir, only):
         wanted = [w.strip() for w in only.split(",") if w.strip()]
         for w in wanted:
             if w not in names:
-                usage(f"--only: no rubric grader/rubrics/{w}.ini (the exercises: {', '.join(names)})")
+                usage(f"--only: no rubric grader/rubrics/{w}.ini "
+                      f"(the exercises: {', '.join(names)})")
         names = wanted
     return [ex for ex in names if os.access(os.path.join(bindir, "sol" + ex[2:]), os.X_OK)]
 
@@ -148,18 +149,13 @@ def judge_runs(rubric, runs):
             row = rows[result["name"]]
             c = row["criterion"]
             row["passed"] += bool(result["passed"])
-            value = number_in(metrics, c["metric"])
-            ref = number_in(reference, c["metric"]) if c["relative"] is not None else None
+            value = rubrics.metric_value(metrics, c["metric"])
             if value is not None and c["relative"] is not None:
+                ref = rubrics.metric_value(reference, c["metric"])
                 value = value / ref if ref else None
             if value is not None:
                 row["values"].append(value)
     return list(rows.values())
-
-
-def number_in(metrics, metric):
-    value = (metrics or {}).get(metric)
-    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
 def read_runs(folder):
@@ -196,28 +192,25 @@ def summary(folders, strict=False):
     lines = ["program  criterion                        level  met        min     median"
              "        max  bound           95% bound on misses"]
     missed = 0
-    order = {}
-    for program, name in pooled:
-        order.setdefault(program, []).append(name)
-    for program in sorted(order):
-        for name in order[program]:
-            row = pooled[(program, name)]
-            c, n, values = row["criterion"], row["runs"], row["values"]
-            missed += n - row["passed"]
-            if c["max"] is not None:
-                bound = f"<= {number(c['max'])}"
-            elif c["relative"] is not None:
-                bound = f">= {number(c['relative'])} x ref"
-            else:
-                bound = f">= {number(c['min'])}"
-            bound3 = min(100.0, 300.0 / n)   # no miss in n: below 3/n, 95% confidence
-            rate = (f"{bound3:.1f}%" if bound3 < 10 else f"{bound3:.0f}%") \
-                if row["passed"] == n else f"{n - row['passed']} seen"
-            lines.append(f"{program:8} {c['name']:32} {c['level']:5}  "
-                         f"{row['passed']:>3} of {n:<3} "
-                         f"{number(min(values)) if values else '-':>8} "
-                         f"{number(statistics.median(values)) if values else '-':>10} "
-                         f"{number(max(values)) if values else '-':>10}  {bound:15} {rate}")
+    # by program, each program's criteria in its rubric's order (a stable sort)
+    for key in sorted(pooled, key=lambda key: key[0]):
+        row, program = pooled[key], key[0]
+        c, n, values = row["criterion"], row["runs"], row["values"]
+        missed += n - row["passed"]
+        if c["max"] is not None:
+            bound = f"<= {number(c['max'])}"
+        elif c["relative"] is not None:
+            bound = f">= {number(c['relative'])} x ref"
+        else:
+            bound = f">= {number(c['min'])}"
+        bound3 = min(100.0, 300.0 / n)   # no miss in n: below 3/n, 95% confidence
+        rate = (f"{bound3:.1f}%" if bound3 < 10 else f"{bound3:.0f}%") \
+            if row["passed"] == n else f"{n - row['passed']} seen"
+        lines.append(f"{program:8} {c['name']:32} {c['level']:5}  "
+                     f"{row['passed']:>3} of {n:<3} "
+                     f"{number(min(values)) if values else '-':>8} "
+                     f"{number(statistics.median(values)) if values else '-':>10} "
+                     f"{number(max(values)) if values else '-':>10}  {bound:15} {rate}")
     for rec in failed:
         lines.append(f"failed: {rec['program']} round {rec['round']} exit {rec['exit_code']} "
                      "without a result line")

@@ -408,8 +408,9 @@ void feed_prepare(const feed_bench *f, int batch, uint32_t *buf);
 
 /* Sets f->rounds so that feed_prepare() on this CPU lasts about `ms`
  * (measured alone, on one core: the median of several; within 5% on a
- * steady host), and returns what it then measured. At least the cost of writing the words: with a smaller
- * `ms`, rounds is 0 and the return says how long a batch takes. */
+ * steady host), and returns what it then measured. At least the cost of
+ * writing the words: with a smaller `ms`, rounds is 0 and the return says how
+ * long a batch takes. */
 double feed_calibrate(feed_bench *f, uint32_t *buf, double ms);
 
 /* P at f->rounds as it stands: feed_prepare() alone on this thread, the

@@ -21,10 +21,10 @@ typedef struct {
  * then `reps` timed launches, one sample each, between bench->timer's two
  * events recorded in bench->stream, and returns their statistics (stats_of
  * or measure(), common/stats.h and timing.h). The program checks that each
- * call's last launch lies right between those two events. The program calls it twice, on kernels of
- * two durations it draws at random, and counts the launches from the
- * kernel's own records on the GPU: the launches beyond your samples are your
- * warm-up. */
+ * call's last launch lies right between those two events. It calls this
+ * twice, on kernels of two durations it draws at random, and counts the
+ * launches from the kernel's own records on the GPU: the launches beyond
+ * your samples are your warm-up. */
 stats time_kernel(kernel_bench *bench, int reps);
 
 /* ---- Level two: the kernel timed while another stream holds the GPU ----
