@@ -195,26 +195,72 @@ def outside_physics(criterion, value):
             "included): flagged for the instructor, not awarded")
 
 
+# Only a shortfall a busy moment can explain is measured again (grade.py).
+# Against the reference solution's number, measured minutes earlier in
+# another process: a value at least NEAR_BOUND of its bound (a grading run of
+# the reference solutions lost ex12's 4 points at 0.74 of it; H100,
+# 2026-11-23). Against a bound of its own, where every run measures its
+# baseline and model afresh round by round: within NEAR_OWN_BOUND of it (a
+# min; a max, at most the bound over it). The reference solutions' runs fall
+# up to about 10% below their median (ex04's level two: 0.906 against a
+# median of 1.00, 65 runs on two H100s); further off is another design, not
+# a busy moment (as handed out, ex04 runs serially at 1.0x against 1.3x; a
+# double buffer reads 0.75 of level two's ideal against 0.9). A program that
+# never tried is not run six more times.
+NEAR_BOUND = 2 / 3
+NEAR_OWN_BOUND = 0.85
+
+
+def near_bound(criterion, metrics, reference):
+    """Whether a concept criterion's value in `metrics` falls short of its
+    bound (the reference's metrics set it for one relative to the solution)
+    by no more than a busy moment can explain."""
+    value = metric_value(metrics, criterion["metric"])
+    if criterion["kind"] != "concept" or value is None:
+        return False
+    if criterion["relative"] is not None:
+        ref = metric_value(reference, criterion["metric"])
+        return ref is not None and ref > 0 and value >= NEAR_BOUND * criterion["relative"] * ref
+    if criterion["max"] is not None:
+        return criterion["max"] > 0 and value <= criterion["max"] / NEAR_OWN_BOUND
+    return criterion["min"] > 0 and value >= NEAR_OWN_BOUND * criterion["min"]
+
+
+def _median(values):
+    values = sorted(values)
+    if not values:
+        return None
+    mid = len(values) // 2
+    return values[mid] if len(values) % 2 else (values[mid - 1] + values[mid]) / 2
+
+
 def paired_ratio(criterion, pairs):
     """The median over `pairs` (each {"student": metrics, "reference":
     metrics}, measured one right after the other) of the student's value over
     the reference's, or None when no pair has both."""
     metric = criterion["metric"]
-    ratios = sorted(s / r for s, r in ((metric_value(p["student"], metric),
-                                        metric_value(p["reference"], metric)) for p in pairs)
-                    if s is not None and r)
-    if not ratios:
-        return None
-    mid = len(ratios) // 2
-    return ratios[mid] if len(ratios) % 2 else (ratios[mid - 1] + ratios[mid]) / 2
+    return _median([s / r for s, r in ((metric_value(p["student"], metric),
+                                        metric_value(p.get("reference"), metric)) for p in pairs)
+                    if s is not None and r])
+
+
+def again_value(criterion, pairs):
+    """The median of the student's values over `pairs` (the measure pass run
+    again), or None when none has it."""
+    return _median([v for v in (metric_value(p["student"], criterion["metric"]) for p in pairs)
+                    if v is not None])
 
 
 def _judge(criterion, value, reference, pairs=None):
     """(passed, text) for one value. With `pairs` (the grader measured the
-    student and the reference again, in turn, after this criterion failed
-    against the reference's first number), a criterion relative to the
-    solution reads the median of the per-pair ratios instead: both sides met
-    the same moment of the machine."""
+    student again, PAIRS_AGAIN times, after a concept criterion fell just
+    short: grade.py's measure_again), the new measurements decide: a
+    criterion relative to the solution reads the median of the per-pair
+    ratios (the reference was measured again too, each time right before
+    the student: both sides met the same moment of the machine), any other
+    the median of the new values (each run of the program measures its own
+    baseline and model afresh, round by round). A pass never comes from the
+    first measurement read again, nor from the best of several."""
     metric = criterion["metric"]
     if value is None:
         return False, f"{metric} not measured (the harness printed no such value)"
@@ -229,12 +275,18 @@ def _judge(criterion, value, reference, pairs=None):
                     f"pair {fmt_beside(ratio, criterion['relative'])} x the reference's, "
                     f"{'limit' if ok else 'needs'} >= {fmt(criterion['relative'])}")
     bound, why = _threshold(criterion, reference)
-    if criterion["max"] is not None:
-        ok = value <= bound
-        return ok, (f"{metric} {fmt_beside(value, bound)}, {'limit' if ok else 'needs'} <= "
-                    f"{fmt(bound)}{why}")
-    ok = value >= bound
-    return ok, (f"{metric} {fmt_beside(value, bound)}, {'limit' if ok else 'needs'} >= "
+    median = again_value(criterion, pairs) if pairs and criterion["relative"] is None else None
+    what = metric
+    if median is not None:
+        what = (f"{metric} {fmt(value)}; measured again {len(pairs)} "
+                f"time{'s' if len(pairs) != 1 else ''}: the median run")
+        value = median
+        flag = outside_physics(criterion, value)
+        if flag:   # the runs made again are held to the model as the first one was
+            return False, f"measured again {len(pairs)} times: the median run's {flag}"
+    ok = value <= bound if criterion["max"] is not None else value >= bound
+    sign = "<=" if criterion["max"] is not None else ">="
+    return ok, (f"{what} {fmt_beside(value, bound)}, {'limit' if ok else 'needs'} {sign} "
                 f"{fmt(bound)}{why}")
 
 
@@ -312,9 +364,11 @@ def _score(rubric, outcome, reference):
     note = memcheck_note(outcome)
     memcheck_errors = (outcome.get("check") or {}).get("memcheck", {}).get("errors", 0)
     passes = [outcome["measure"]] + ([outcome["check"]] if outcome.get("check") else [])
+    # the measure pass run again (grade.py's measure_again) checked every output too
+    passes += [{"metrics": p["student"]} for p in outcome.get("pairs") or []]
     wrong = set()   # the levels with a correctness criterion failed
     for c in (c for c in rubric["criteria"] if c["kind"] == "correctness"):
-        # the worst value over both passes: the largest against a max, the smallest against a min
+        # the worst value over every pass: the largest against a max, the smallest against a min
         values = [metric_value(p.get("metrics"), c["metric"]) for p in passes]
         if None in values:
             value = None

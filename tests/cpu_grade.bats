@@ -150,7 +150,7 @@ def outcome(efficiency):
 def pairs_of(student, reference):
     s, ref = iter(student), iter(reference)
     o = outcome(0.8)
-    grade.pair_again({}, r, o, outcome(0.98), lambda: outcome(next(ref)), lambda: outcome(next(s)))
+    grade.measure_again(r, o, outcome(0.98), lambda: outcome(next(ref)), lambda: outcome(next(s)))
     return o
 # a slow moment for the student alone (0.8 against 0.98, under 0.9 x):
 # measured again, both sides alike, it passes
@@ -164,12 +164,56 @@ print(len(o["pairs"]), rubric.fmt(rubric.score(r, o, {"efficiency": 0.98})["poin
 # 0.4): nothing measured again
 for first in (0.95, 0.4):
     o = outcome(first)
-    grade.pair_again({}, r, o, outcome(0.98), None, None)
+    grade.measure_again(r, o, outcome(0.98), None, None)
     print("pairs" in o)
 PY
     assert_success
     assert_output "3 10
 3 7
+False
+False"
+}
+
+@test "an absolute criterion that just misses is measured again, the student alone, and the median run decides; a wrong output in a run made again counts" {
+    # ex04's level2_efficient: >= 0.9 of the round's own model, which every
+    # run measures afresh, so no reference is run again beside it
+    run python3 - <<'PY'
+import sys
+sys.path.insert(0, "grader")
+import grade, rubric
+r = rubric.load("grader/rubrics/ex04.ini", "ex04")
+def outcome(efficiency, wrong=0):
+    m = {"mismatches": 0, "speedup": 1.8, "efficiency": 1.0, "level2_mismatches": wrong,
+         "level2_efficiency": efficiency}
+    return {"exercise": "ex04", "source": "ex04_double_buffering.cu", "build": {"ok": True},
+            "measure": {"status": "ok", "metrics": m},
+            "check": {"status": "ok", "metrics": {"mismatches": 0, "level2_mismatches": 0},
+                      "memcheck": {"ran": False}}}
+def again(first, runs, reference=None):
+    o, it = outcome(first), iter(runs)
+    grade.measure_again(r, o, outcome(1.0), reference, lambda: next(it))
+    return o
+def show(o):
+    s = rubric.score(r, o, {"efficiency": 1.0})
+    c = next(c for c in s["criteria"] if c["name"] == "level2_efficient")
+    print(len(o.get("pairs", [])), rubric.fmt(s["points"]), c["reason"])
+# a slow run (0.88) measured again: the median of the three new runs decides
+show(again(0.88, [outcome(0.97), outcome(0.87), outcome(1.01)]))
+show(again(0.88, [outcome(0.86), outcome(0.95), outcome(0.89)]))
+# the reference is not run again for an absolute criterion
+show(again(0.88, [outcome(0.97)] * 3, reference=lambda: 1 / 0))
+# a run made again with a wrong output: level two's correctness fails
+show(again(0.88, [outcome(0.97), outcome(0.97, wrong=5), outcome(0.97)]))
+# far short (a double buffer's 0.75, a single stream's 0.41) or passed: nothing run again
+for first in (0.75, 0.41, 0.95):
+    print("pairs" in again(first, []))
+PY
+    assert_success
+    assert_output "3 16 level2_efficiency 0.88; measured again 3 times: the median run 0.97, limit >= 0.9
+3 12 level2_efficiency 0.88; measured again 3 times: the median run 0.89, needs >= 0.9
+3 16 level2_efficiency 0.88; measured again 3 times: the median run 0.97, limit >= 0.9
+3 10 not scored: a level-2 correctness criterion failed, and a fast wrong answer earns nothing
+False
 False
 False"
 }
