@@ -13,15 +13,13 @@
  *   serial = n (h + k + d)        ideal = (h + k + d) + (n - 1) max(c', k)
  * The efficiency, your speedup over serial / (serial / ideal), is 100% as
  * fast as the engines allow (16 batches, k = 2h: ideal about 1.9x). The
- * target: an efficiency of at least 90% (the median round), with no slack:
- * while one kernel runs, the other stream downloads and uploads, d + h. The
- * 90% assumes d <= h, as on the H100 (lab04's handout, "The 90% has no slack").
- * Expected on an H100: the reference's efficiency 1.04 and 0.95 (2026-11-22).
- * Level two, graded apart: below run_batches.
+ * target: an efficiency of at least 90% (the median round), with no slack
+ * while one kernel runs and the other stream copies d + h. The 90% assumes
+ * d <= h, as on the H100 (lab04's handout, "The 90% has no slack"). Level
+ * two, graded apart: below run_batches.
  *
  * make ex04 && ./ex04 (--quick: short). As given it is serial and exits 4.
- * Stuck? lab04's handout has hints, gentle to explicit, under "Stuck?".
- */
+ * Stuck? lab04's handout has hints, gentle to explicit, under "Stuck?". */
 #include "ex04.h"
 #include "streamlab.h"
 
@@ -45,10 +43,9 @@ static void make_set(int i, size_t bytes)
 void make_sets(const batch_job *job)
 {
     /* TODO(student): the goal: enough streams and device buffers that a
-     * batch can compute while another batch's copies run.
-     * The contract: called once, before any run; what it makes lives until
-     * the program ends; device memory only for what compute() reads and
-     * writes (it refuses host memory). */
+     * batch can compute while another batch's copies run. The contract:
+     * called once, before any run; what it makes lives until the program
+     * ends; device memory only for what compute() reads and writes. */
     make_set(0, job->batch * sizeof(uint32_t));
 }
 
@@ -87,10 +84,8 @@ void free_sets(void)
 
 /* ---- Level two: the kernel as long as an upload ----
  * A double buffer falls short here (by how much is your prediction); the
- * target is 90% of it again (level one's ideal, from the stages at ratio 1),
- * with the streams and pieces per batch the model says it takes. Once you
- * have predicted, ./ex04 prints the model's bounds beside it. The reference
- * (2026-11-23): 0.99 and 1.02 in two runs, 0.94 graded, speedup 2.29-2.42. */
+ * target is 90% of it again (level one's ideal, from the stages at ratio
+ * 1). Once you have predicted, ./ex04 prints the model's bounds beside it. */
 
 /* TODO(student): before you write run_level2(), work out from lab04's model
  * (its handout, "The model") the best efficiency a double buffer can reach

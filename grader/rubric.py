@@ -204,9 +204,8 @@ def outside_physics(criterion, value):
 # min; a max, at most the bound over it). The reference solutions' runs fall
 # up to about 10% below their median (ex04's level two: 0.906 against a
 # median of 1.00, 65 runs on two H100s); further off is another design, not
-# a busy moment (as handed out, ex04 runs serially at 1.0x against 1.3x; a
-# double buffer reads 0.75 of level two's ideal against 0.9). A program that
-# never tried is not run six more times.
+# a busy moment (as handed out, ex04 runs serially at 1.0x against 1.3x). A
+# program that never tried is not run six more times.
 NEAR_BOUND = 2 / 3
 NEAR_OWN_BOUND = 0.85
 

@@ -204,7 +204,7 @@ show(again(0.88, [outcome(0.86), outcome(0.95), outcome(0.89)]))
 show(again(0.88, [outcome(0.97)] * 3, reference=lambda: 1 / 0))
 # a run made again with a wrong output: level two's correctness fails
 show(again(0.88, [outcome(0.97), outcome(0.97, wrong=5), outcome(0.97)]))
-# far short (a double buffer's 0.75, a single stream's 0.41) or passed: nothing run again
+# more than 15% short (0.75, 0.41) or passed: nothing run again
 for first in (0.75, 0.41, 0.95):
     print("pairs" in again(first, []))
 PY
