@@ -424,10 +424,10 @@ def _grade_runs(args, rubric_set, out, people, phases, private):
 # when a criterion relative to it fell short). On an H100 (2026-11-23) one of
 # ten grading runs of the reference solutions themselves lost ex12's 4
 # points against the reference's number from minutes earlier (speedup 1.64
-# against 2.21); and ex04's level-two efficiency, judged against an absolute
-# 0.9, read 0.906 and 0.907 in 2 of 65 runs of the reference (median 1.00),
-# in runs whose kernel alone ran 7-14% slower than calibrated at the start
-# (issue #13).
+# against 2.21); and ex04's level-two efficiency, held to 0.9 of its own
+# round's model, read 0.899 in 1 of 150 runs of the reference on four H100s
+# (median 1.00; the three runs after it 0.99: issue #13,
+# docs/results/h100-grading/README.md).
 PAIRS_AGAIN = 3
 
 
