@@ -9,12 +9,8 @@
  * exercises/given/ex03.h). The target: your median within 2% of both
  * kernels as the program's own events read them, a pair it records right
  * around each launch (the duration plus the kernel's start on an idle GPU,
- * some microseconds), with a warm-up launch before the samples.
- * Expected on an H100: the reference, median_error_pct 0.08 to 0.25 in 25
- * runs (2026-11-24), its short kernel's median 6 to 20 us over the known
- * duration and about 4 us over the program's events; lab03's events timed a
- * 5 ms kernel 0.27% over, the host clock around the launch alone read
- * 0.021 ms (docs/results/h100/lab03.csv).
+ * some microseconds), with a warm-up launch before the samples. What the
+ * reference reads on an H100: lab03's handout, "The exercise".
  *
  * Level two (graded apart, below time_kernel): the same timing on a GPU
  * that is not yours alone. Before each launch a background in another
@@ -25,8 +21,7 @@
  * no host-side wait between start_background() and launch() (after launch(),
  * waiting for your stop event to read the sample is fine, as in level one).
  * Predict first (LEVEL2_PREDICTED_RATIO): ./ex03 prints it beside what the
- * program's own events read. The reference (2026-11-23): level one's medians
- * 0.42% off, level two's 0.007% off.
+ * program's own events read.
  *
  * make ex03 && ./ex03 (--quick: 5 samples) prints your medians beside the
  * known durations and the program's events, the verdicts and what the grader

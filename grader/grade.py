@@ -441,7 +441,14 @@ def measure_again(rubric, outcome, ref_outcome, measure_reference, measure_stude
     on them, the median per-pair ratio or the median run (rubric._judge). A
     pass never comes from a retry alone: every run measures its own baseline
     and model afresh, and the reference is measured again beside the
-    student; the median of the new runs decides, whatever the first said."""
+    student; the median of the new runs decides, whatever the first said.
+    A run of the student's that does not finish (a crash, a timeout, a
+    harness that stops) ends the measuring again and the first run's verdict
+    stands: were such runs left out, a program that times itself and quits
+    when slow would keep only its fast runs. A reference run that does not
+    finish leaves out its pair alone: that is not the student's doing. A
+    run made again that the grader flags flags the exercise, as the first
+    would have."""
     ref_ok = bool(ref_outcome) and (ref_outcome.get("measure") or {}).get("status") == "ok"
     ref_metrics = ref_outcome["measure"]["metrics"] if ref_ok else None
     mine = (outcome.get("measure") or {}).get("metrics")
@@ -454,10 +461,18 @@ def measure_again(rubric, outcome, ref_outcome, measure_reference, measure_stude
         return   # passed, flagged, blocked by a wrong result, or far short
     beside = measure_reference if ref_ok and any(c["relative"] is not None for c in near) else None
     pairs = []
-    for _ in range(PAIRS_AGAIN):
+    for run in range(1, PAIRS_AGAIN + 1):
         ref = (beside().get("measure") or {}) if beside else {}
         again = measure_student().get("measure") or {}
-        if again.get("status") == "ok" and (not beside or ref.get("status") == "ok"):
+        if again.get("status") == rubrics.FLAGGED:
+            outcome["measure"] = again   # a run made again is held to what the first was
+            return
+        if again.get("status") != "ok":
+            outcome["again_stopped"] = (
+                f"run {run} of {PAIRS_AGAIN} made again ended: {again.get('status', 'error')}"
+                f" ({again.get('detail') or 'no detail'}), so the first run's verdict stands")
+            return
+        if not beside or ref.get("status") == "ok":
             pairs.append({"reference": ref.get("metrics"), "student": again["metrics"]})
     if pairs:
         outcome["pairs"] = pairs

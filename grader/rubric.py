@@ -396,6 +396,8 @@ def _score(rubric, outcome, reference):
                                     "model allows, so no timing of this run is trusted"))
         else:
             ok, text = _judge(c, value, reference, outcome.get("pairs"))
+            if not ok and outcome.get("again_stopped"):
+                text += f"; not measured again: {outcome['again_stopped']}"
             criteria.append(_result(c, c["points"] if ok else 0, ok, text, flag))
     order = {c["name"]: i for i, c in enumerate(rubric["criteria"])}
     criteria.sort(key=lambda r: order[r["name"]])

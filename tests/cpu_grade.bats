@@ -218,6 +218,51 @@ False
 False"
 }
 
+@test "a run made again that does not finish leaves the first verdict; a flagged one flags the exercise; a reference run that does not finish drops its pair only" {
+    # Were unfinished runs left out, a program that times itself and quits
+    # when slow would be judged on its fast runs alone.
+    run python3 - <<'PY'
+import sys
+sys.path.insert(0, "grader")
+import grade, rubric
+r4 = rubric.load("grader/rubrics/ex04.ini", "ex04")
+def ex04(efficiency, status="ok", detail=""):
+    m = {"mismatches": 0, "speedup": 1.8, "efficiency": 1.0, "level2_mismatches": 0,
+         "level2_efficiency": efficiency}
+    return {"exercise": "ex04", "source": "ex04_double_buffering.cu", "build": {"ok": True},
+            "measure": {"status": status, "detail": detail,
+                        "metrics": m if status == "ok" else None},
+            "check": {"status": "ok", "metrics": {"mismatches": 0, "level2_mismatches": 0},
+                      "memcheck": {"ran": False}}}
+o, runs = ex04(0.88), iter([ex04(0.97), ex04(0, "crashed", "crashed: killed by SIGABRT"),
+                            ex04(0.97)])
+grade.measure_again(r4, o, ex04(1.0), None, lambda: next(runs))
+s = rubric.score(r4, o, {"efficiency": 1.0})
+print("pairs" in o, rubric.fmt(s["points"]),
+      next(c for c in s["criteria"] if c["name"] == "level2_efficient")["reason"])
+o, runs = ex04(0.88), iter([ex04(0.97), ex04(0, rubric.FLAGGED, "the grader's token appeared 2 times")])
+grade.measure_again(r4, o, ex04(1.0), None, lambda: next(runs))
+print(rubric.score(r4, o, {"efficiency": 1.0})["status"])
+# ex08's overlaps, relative: the reference's second run times out
+r8 = rubric.load("grader/rubrics/ex08.ini", "ex08")
+def ex08(efficiency, status="ok"):
+    return {"exercise": "ex08", "source": "ex08_event_pipeline.cu", "build": {"ok": True},
+            "measure": {"status": status, "detail": "timed out after 60 s",
+                        "metrics": {"mismatches": 0, "runs_out_of_order": 0,
+                                    "efficiency": efficiency, "blocked_fraction": 0.02}},
+            "check": {"status": "ok", "metrics": {"mismatches": 0, "runs_out_of_order": 0},
+                      "memcheck": {"ran": False}}}
+o = ex08(0.8)
+ref = iter([ex08(0.98), ex08(0, "timed_out"), ex08(0.97)])
+grade.measure_again(r8, o, ex08(0.98), lambda: next(ref), lambda: ex08(0.96))
+print(len(o["pairs"]), rubric.fmt(rubric.score(r8, o, {"efficiency": 0.98})["points"]))
+PY
+    assert_success
+    assert_output "False 12 level2_efficiency 0.88, needs >= 0.9; not measured again: run 2 of 3 made again ended: crashed (crashed: killed by SIGABRT), so the first run's verdict stands
+flagged
+2 10"
+}
+
 @test "a reference solution short of full marks is reported: the GPU may be busy" {
     require_recorded grading/solutions/outcomes
     cp -r "$RECORDED" "$BATS_TEST_TMPDIR/recorded"
