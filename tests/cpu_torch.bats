@@ -80,3 +80,32 @@ name_of() { basename "$1" .py; }
         assert_output --partial "== $PY -I -S $f --quick"
     done
 }
+
+# A companion whose effect is not seen (exit 4) runs again from the start, at
+# most three attempts in all; tests/fixtures/faketorch stands in for PyTorch
+# and its flaky_companion.py sees its effect from the attempt OBSERVE_AT says.
+flaky() { PYTHONPATH=tests/fixtures/faketorch run --separate-stderr "$PY" tests/fixtures/faketorch/flaky_companion.py "$@"; }
+
+@test "a companion that misses its effect measures everything again, and its report names each earlier miss" {
+    OBSERVE_AT=2 flaky
+    assert_success
+    assert_output --partial "flaky_companion: not observed in attempt 1 of 3 (call_returns): measuring everything again from the start"
+    assert_output --partial "a verdict that holds from a given attempt (attempt 2 of 3)"
+    assert_output --partial "attempt 1 of 3 missed: call_returns: the call took 20% of the copy (limit: at most 10%)"
+    [ "$(grep -c '^result:' <<<"$output")" = 2 ] || fail "not two attempts: $output"
+    OBSERVE_AT=2 flaky --json
+    assert_success
+    run python3 -c 'import json, sys; d = json.loads(sys.argv[1]); print(d["attempt"], d["attempts_at_most"], d["exit"], [[v["name"] for v in a] for a in d["earlier_misses"]])' "$output"
+    assert_output "2 3 0 [['call_returns']]"
+}
+
+@test "a companion gives up after three attempts with exit 4, and one whose results are wrong is not run again" {
+    OBSERVE_AT=0 flaky --json
+    [ "$status" -eq 4 ] || fail "exit $status"
+    run python3 -c 'import json, sys; d = json.loads(sys.argv[1]); print(d["attempt"], len(d["earlier_misses"]), d["verdict"]["observed"])' "$output"
+    assert_output "3 2 False"
+    WRONG=1 OBSERVE_AT=2 flaky
+    [ "$status" -eq 1 ] || fail "exit $status"
+    [ "$(grep -c '^result:' <<<"$output")" = 1 ] || fail "run again: $output"
+    refute_output --partial "attempt 2"
+}

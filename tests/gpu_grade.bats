@@ -55,6 +55,18 @@ metric() {
         "$ALL/$1/outcomes/$2.json" "$3"
 }
 
+# judged STUDENT EXERCISE NAME: the measurement as the grader judged it: the
+# first run's, or where a near miss was measured again (grade.py's
+# measure_again), the median of the runs made again, which decided.
+judged() {
+    python3 - "$ALL/$1/outcomes/$2.json" "$3" <<'PY'
+import json, statistics, sys
+outcome, name = json.load(open(sys.argv[1])), sys.argv[2]
+again = [p["student"][name] for p in outcome.get("pairs") or [] if name in (p["student"] or {})]
+print(statistics.median(again) if again else outcome["measure"]["metrics"][name])
+PY
+}
+
 @test "the grading run finished, and its CSV, JUnit and Gradescope outputs validate" {
     need solutions
     need fixtures
@@ -221,61 +233,64 @@ PY
 
 @test "the reference solutions reach every target by the programs' own measurements" {
     need solutions
-    run metric solutions ex01 speedup_vs_blocking
+    # as the grader judged them: a near miss measured again counts as its median
+    # (on a fresh H100, 2026-11-24, ex04's level two read 0.885 first, then
+    # 1.02-1.10 three times: full marks, as designed)
+    run judged solutions ex01 speedup_vs_blocking
     python3 -c "import sys; sys.exit(not $output >= 1.8)" || fail "ex01 speedup $output"
-    run metric solutions ex04 efficiency
+    run judged solutions ex04 efficiency
     python3 -c "import sys; sys.exit(not $output >= 0.85)" || fail "ex04 efficiency $output"
-    run metric solutions ex03 level2_median_error_pct
+    run judged solutions ex03 level2_median_error_pct
     python3 -c "import sys; sys.exit(not $output <= 2)" || fail "ex03 level-2 median error $output%"
-    run metric solutions ex03 level2_idle_launches
+    run judged solutions ex03 level2_idle_launches
     assert_output "0"
-    run metric solutions ex02 level2_efficiency
+    run judged solutions ex02 level2_efficiency
     python3 -c "import sys; sys.exit(not $output >= 0.9)" || fail "ex02 level-2 efficiency $output"
-    run metric solutions ex02 level2_runs_wrong
+    run judged solutions ex02 level2_runs_wrong
     assert_output "0"
-    run metric solutions ex04 level2_efficiency
+    run judged solutions ex04 level2_efficiency
     python3 -c "import sys; sys.exit(not $output >= 0.9)" || fail "ex04 level-2 efficiency $output"
-    run metric solutions ex05 latency_ratio
+    run judged solutions ex05 latency_ratio
     python3 -c "import sys; sys.exit(not $output >= 5)" || fail "ex05 latency ratio $output"
-    run metric solutions ex05 level2_wait_p90_us
+    run judged solutions ex05 level2_wait_p90_us
     python3 -c "import sys; sys.exit(not $output <= 200)" || fail "ex05 level-2 wait (p90) $output us"
-    run metric solutions ex05 level2_runs_wrong
+    run judged solutions ex05 level2_runs_wrong
     assert_output "0"
-    run metric solutions ex07 efficiency
+    run judged solutions ex07 efficiency
     python3 -c "import sys; sys.exit(not $output >= 0.8)" || fail "ex07 efficiency $output"
-    run metric solutions ex07 level2_efficiency
+    run judged solutions ex07 level2_efficiency
     python3 -c "import sys; sys.exit(not $output >= 0.8)" || fail "ex07 level-2 efficiency $output"
-    run metric solutions ex08 level2_efficiency
+    run judged solutions ex08 level2_efficiency
     python3 -c "import sys; sys.exit(not $output >= 0.9)" || fail "ex08 level-2 efficiency $output"
-    run metric solutions ex08 level2_runs_wrong
+    run judged solutions ex08 level2_runs_wrong
     assert_output "0"
-    run metric solutions ex12 level2_host_ratio
+    run judged solutions ex12 level2_host_ratio
     python3 -c "import sys; sys.exit(not $output <= 0.25)" || fail "ex12 level-2 host ratio $output"
-    run metric solutions ex12 level2_mismatches
+    run judged solutions ex12 level2_mismatches
     assert_output "0"
-    run metric solutions ex10 level2_cost_over_unlimited
+    run judged solutions ex10 level2_cost_over_unlimited
     python3 -c "import sys; sys.exit(not $output <= 1.5)" || fail "ex10 level-2 cost $output"
-    run metric solutions ex10 level2_threshold_error_pct
+    run judged solutions ex10 level2_threshold_error_pct
     python3 -c "import sys; sys.exit(not $output <= 25)" || fail "ex10 level-2 threshold off by $output%"
-    run metric solutions ex09 level2_idle_fraction
+    run judged solutions ex09 level2_idle_fraction
     python3 -c "import sys; sys.exit(not $output <= 0.05)" || fail "ex09 level-2 idle fraction $output"
-    run metric solutions ex09 level2_results_wrong
+    run judged solutions ex09 level2_results_wrong
     assert_output "0"
-    run metric solutions ex06 producer_idle_runs
+    run judged solutions ex06 producer_idle_runs
     assert_output "0"
-    run metric solutions ex06 level2_producer_idle_runs
+    run judged solutions ex06 level2_producer_idle_runs
     assert_output "0"
-    run metric solutions ex06 level2_runs_overwritten
+    run judged solutions ex06 level2_runs_overwritten
     assert_output "0"
-    run metric solutions ex11 level2_busy_over_target
+    run judged solutions ex11 level2_busy_over_target
     python3 -c "import sys; sys.exit(not $output >= 0.9)" || fail "ex11 level-2 busy over best $output"
-    run metric solutions ex11 level2_size_off
+    run judged solutions ex11 level2_size_off
     assert_output "0"
-    run metric solutions ex11 level2_wrong
+    run judged solutions ex11 level2_wrong
     assert_output "0"
-    run metric solutions ex14 sms_off_partition
+    run judged solutions ex14 sms_off_partition
     assert_output "0"
-    run metric solutions ex14 level2_latency_over_budget
+    run judged solutions ex14 level2_latency_over_budget
     python3 -c "import sys; sys.exit(not $output <= 1)" || fail "ex14 level-2 latency over budget $output"
     run grep -c "^note: the reference solution scored" "$ALL.txt"
     assert_output "0"
