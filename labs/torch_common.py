@@ -94,7 +94,12 @@ def _attempts(name, json_out):
                 code = subprocess.run([sys.executable, *sys.orig_argv[1:]], env=env).returncode
             except KeyboardInterrupt:
                 return 130
-            doc = json.loads(_read(path)) if os.path.exists(path) else None
+            if code < 0:   # killed by a signal: the status a shell would give
+                return 128 - code
+            doc = None   # a child that stopped before its report (exit 2, 3, a crash) left none
+            if os.path.exists(path):
+                with open(path, encoding="utf-8") as f:
+                    doc = json.load(f)
         if code != EXIT["EXIT_NOT_OBSERVED"] or doc is None or attempt == ATTEMPTS:
             break
         missed = [v for v in doc["verdict"]["items"] if not v["observed"]]
