@@ -113,6 +113,16 @@ def _attempts(name, json_out):
     return code
 
 
+def _attempt_given():
+    """The attempt _attempts() handed this process, or None in the first one
+    (or where the variable holds anything else: then this is a first one)."""
+    try:
+        given = json.loads(os.environ[ATTEMPT_ENV])
+        return given if {"attempt", "earlier", "report"} <= set(given) else None
+    except (KeyError, ValueError, TypeError):
+        return None
+
+
 def cannot_run(name, why):
     print(f"{name}: cannot run here: {why}", file=sys.stderr)
     sys.exit(EXIT["EXIT_CANNOT_RUN"])
@@ -150,9 +160,8 @@ class Lab:
         self.args = parser.parse_args()
         if self.args.reps is None:
             self.args.reps = quick_reps if self.args.quick else reps
-        try:   # set by _attempts() in the first process, which measures nothing itself
-            self.attempt = json.loads(os.environ[ATTEMPT_ENV])
-        except (KeyError, ValueError):
+        self.attempt = _attempt_given()   # set by _attempts() in the first process,
+        if self.attempt is None:           # which measures nothing itself
             sys.exit(_attempts(name, self.args.json))
         if before_torch:  # e.g. an environment variable CUDA reads once, when its context is made
             before_torch(self.args)
