@@ -138,15 +138,10 @@ fake() {
     run python3 - <<'PY'
 import sys
 sys.path.insert(0, "grader")
+sys.path.insert(0, "tests/fixtures/grading")
 import grade, rubric
+from outcomes import ex08 as outcome
 r = rubric.load("grader/rubrics/ex08.ini", "ex08")
-def outcome(efficiency):
-    return {"exercise": "ex08", "source": "ex08_event_pipeline.cu", "build": {"ok": True},
-            "measure": {"status": "ok", "metrics": {"mismatches": 0, "runs_out_of_order": 0,
-                                                    "efficiency": efficiency,
-                                                    "blocked_fraction": 0.02}},
-            "check": {"status": "ok", "metrics": {"mismatches": 0, "runs_out_of_order": 0},
-                      "memcheck": {"ran": False}}}
 def pairs_of(student, reference):
     s, ref = iter(student), iter(reference)
     o = outcome(0.8)
@@ -180,15 +175,10 @@ False"
     run python3 - <<'PY'
 import sys
 sys.path.insert(0, "grader")
+sys.path.insert(0, "tests/fixtures/grading")
 import grade, rubric
+from outcomes import ex04 as outcome
 r = rubric.load("grader/rubrics/ex04.ini", "ex04")
-def outcome(efficiency, wrong=0):
-    m = {"mismatches": 0, "speedup": 1.8, "efficiency": 1.0, "level2_mismatches": wrong,
-         "level2_efficiency": efficiency}
-    return {"exercise": "ex04", "source": "ex04_double_buffering.cu", "build": {"ok": True},
-            "measure": {"status": "ok", "metrics": m},
-            "check": {"status": "ok", "metrics": {"mismatches": 0, "level2_mismatches": 0},
-                      "memcheck": {"ran": False}}}
 def again(first, runs, reference=None):
     o, it = outcome(first), iter(runs)
     grade.measure_again(r, o, outcome(1.0), reference, lambda: next(it))
@@ -224,36 +214,24 @@ False"
     run python3 - <<'PY'
 import sys
 sys.path.insert(0, "grader")
+sys.path.insert(0, "tests/fixtures/grading")
 import grade, rubric
+from outcomes import ex04, ex08
 r4 = rubric.load("grader/rubrics/ex04.ini", "ex04")
-def ex04(efficiency, status="ok", detail=""):
-    m = {"mismatches": 0, "speedup": 1.8, "efficiency": 1.0, "level2_mismatches": 0,
-         "level2_efficiency": efficiency}
-    return {"exercise": "ex04", "source": "ex04_double_buffering.cu", "build": {"ok": True},
-            "measure": {"status": status, "detail": detail,
-                        "metrics": m if status == "ok" else None},
-            "check": {"status": "ok", "metrics": {"mismatches": 0, "level2_mismatches": 0},
-                      "memcheck": {"ran": False}}}
-o, runs = ex04(0.88), iter([ex04(0.97), ex04(0, "crashed", "crashed: killed by SIGABRT"),
+o, runs = ex04(0.88), iter([ex04(0.97), ex04(0, status="crashed", detail="crashed: killed by SIGABRT"),
                             ex04(0.97)])
 grade.measure_again(r4, o, ex04(1.0), None, lambda: next(runs))
 s = rubric.score(r4, o, {"efficiency": 1.0})
 print("pairs" in o, rubric.fmt(s["points"]),
       next(c for c in s["criteria"] if c["name"] == "level2_efficient")["reason"])
-o, runs = ex04(0.88), iter([ex04(0.97), ex04(0, rubric.FLAGGED, "the grader's token appeared 2 times")])
+o, runs = ex04(0.88), iter([ex04(0.97), ex04(0, status=rubric.FLAGGED,
+                                              detail="the grader's token appeared 2 times")])
 grade.measure_again(r4, o, ex04(1.0), None, lambda: next(runs))
 print(rubric.score(r4, o, {"efficiency": 1.0})["status"])
 # ex08's overlaps, relative: the reference's second run times out
 r8 = rubric.load("grader/rubrics/ex08.ini", "ex08")
-def ex08(efficiency, status="ok"):
-    return {"exercise": "ex08", "source": "ex08_event_pipeline.cu", "build": {"ok": True},
-            "measure": {"status": status, "detail": "timed out after 60 s",
-                        "metrics": {"mismatches": 0, "runs_out_of_order": 0,
-                                    "efficiency": efficiency, "blocked_fraction": 0.02}},
-            "check": {"status": "ok", "metrics": {"mismatches": 0, "runs_out_of_order": 0},
-                      "memcheck": {"ran": False}}}
 o = ex08(0.8)
-ref = iter([ex08(0.98), ex08(0, "timed_out"), ex08(0.97)])
+ref = iter([ex08(0.98), ex08(0, status="timed_out", detail="timed out after 60 s"), ex08(0.97)])
 grade.measure_again(r8, o, ex08(0.98), lambda: next(ref), lambda: ex08(0.96))
 print(len(o["pairs"]), rubric.fmt(rubric.score(r8, o, {"efficiency": 0.98})["points"]))
 PY

@@ -60,10 +60,12 @@ metric() {
 # measure_again), the median of the runs made again, which decided.
 judged() {
     python3 - "$ALL/$1/outcomes/$2.json" "$3" <<'PY'
-import json, statistics, sys
+import json, sys
+sys.path.insert(0, "grader")
+import rubric
 outcome, name = json.load(open(sys.argv[1])), sys.argv[2]
-again = [p["student"][name] for p in outcome.get("pairs") or [] if name in (p["student"] or {})]
-print(statistics.median(again) if again else outcome["measure"]["metrics"][name])
+again = rubric.again_value({"metric": name}, outcome.get("pairs") or [])
+print(outcome["measure"]["metrics"][name] if again is None else again)
 PY
 }
 
