@@ -425,7 +425,7 @@ def _grade_runs(args, rubric_set, out, people, phases, private):
 # ten grading runs of the reference solutions themselves lost ex12's 4
 # points against the reference's number from minutes earlier (speedup 1.64
 # against 2.21); and ex04's level-two efficiency, held to 0.9 of its own
-# round's model, read 0.899 in 1 of 180 runs of the reference on six H100s
+# round's model, read 0.899 in 1 of 217 runs of the reference on seven H100s
 # (median 1.00; the three runs after it 0.99), and 0.885 in one grading run
 # (measured again: 1.02-1.10; issue #13, docs/results/h100-grading/README.md).
 PAIRS_AGAIN = 3

@@ -195,10 +195,23 @@ for name in ways:
     lab.measured(f"{name}: GPU busy", 100 * busy[name], "%", 100 * B * K / model, "B K / the model's time")
 lab.check("every_batch_right", int(wrong), N * B * len(ways) * (lab.args.reps + 1),
           "words differ from what __getitem__ wrote for their batch (counted on the GPU)")
-one = total["num_workers=0"] / model_ms("num_workers=0", prep["num_workers=0"], o_ms)
-lab.verdict("main_thread_overlaps", 0.85 <= one <= 1.15,
-            f"num_workers=0: {total['num_workers=0']:.1f} ms, x{one:.2f} of P+O + B max(P+O, C+K); "
-            f"serial {total['serial']:.1f} ms", "x0.85 to x1.15 of the model")
+# Does the main thread prepare batch i+1 while the GPU steps on batch i? Its
+# own time a batch beyond __getitem__ says, round by round (the two ways of
+# one round run back to back): serial it waits out each step, O + C + K;
+# without the sync only O, the step hidden behind the next preparation
+# (while P+O >= C+K). The difference over the step, min(C+K, P+O), is 1 when
+# the thread overlaps and 0 when it waits: at least 0.5, no upper limit.
+# Medians of batches, not the runs' totals: a host busy for a moment moves a
+# run's total (on a fresh H100, 2026-11-24, one read x1.22 of its model, near
+# serial's, and missed the total's x1.15 limit), a median of batches hardly.
+pairs = list(zip(samples["serial"], samples["num_workers=0"]))
+hidden = median((s[3] - w[3]) / min(c_ms + K, w[2] + w[3]) for s, w in pairs)
+waits = median(s[3] for s in samples["serial"])
+lab.verdict("main_thread_overlaps", hidden >= 0.5,
+            f"the main thread's own time a batch: serial {waits:.2f} ms, num_workers=0 {o_ms:.2f} ms: "
+            f"x{hidden:.2f} of the {c_ms + K:.2f} ms step hidden behind the next batch's preparation "
+            f"(runs: serial {total['serial']:.1f} ms, num_workers=0 {total['num_workers=0']:.1f} ms)",
+            "at least x0.5 of the step")
 m4 = model_ms("num_workers=4", prep["num_workers=4"], o_ms)
 four = busy["num_workers=4"] / (B * K / m4)
 lab.verdict("workers_keep_gpu_busy", 0.85 <= four <= 1.15,
