@@ -186,6 +186,7 @@ predicted() {
                 "speedup $(report value "$f" "your graph" speedup)" >&3
             ok "1.1 <= $eff <= 2.0" "sol12 ($size) run $run_no: graph_efficiency $eff, outside 1.1-2.0"
             ok "1.0 <= $eff2 <= 2.0" "sol12 ($size) run $run_no: level-2 graph_efficiency $eff2, outside 1.0-2.0"
+            # the model charges B + 2 kernels 2.21 us each; the ceiling all 3B of them
             b=$(from_json "$f" "d['parameters']['batches']['value']")
             ceiling=$(python3 -c "print($pred + ($stages * $b - $b - 2) * $per_kernel)")
             ok "0.8 * $pred <= $bound <= $ceiling" \
