@@ -13,7 +13,9 @@ the step recomputes what the batch must hold, counts the words that differ
                   thread's own time a batch (loader, pinning, launches);
   num_workers=2, 4: worker processes prepare batches ahead (persistent, warmed
                   up outside the timing: starting them costs far more than a
-                  run here): P + B max(P/w, O, C+K).
+                  run here): F + B max(P/w, O, C+K), F the first batch's
+                  arrival as measured: P, and the loader's start (waking
+                  the workers for a new pass) on top.
 The GPU's busy share is the steps' durations, from CUDA events around each
 step, over the run's time on the host clock. Each way's model takes P as its
 own preparations took (__getitem__ times itself), as lab11 does: on a virtual
@@ -126,14 +128,17 @@ def step(x, seed, b, events):
 
 def run(loader, sync_each):
     """One run on fresh batches: (ms, the GPU's busy share, the median
-    preparation's ms as __getitem__ timed it, in whichever process ran it)."""
+    preparation's ms as __getitem__ timed it, in whichever process ran it,
+    the main thread's own ms a batch, the first batch's arrival in ms)."""
     seed = int.from_bytes(os.urandom(3), "little")
     keys[:] = [(seed, b) for b in range(B)]
-    events, preps, rest = [], [], []
+    events, preps, rest, first = [], [], [], []
 
     def work():
-        t = time.perf_counter()
+        t = start = time.perf_counter()
         for b, (x, prep) in enumerate(loader):
+            if not b:  # the GPU has nothing to do until now
+                first.append((time.perf_counter() - start) * 1e3)
             preps.append(prep)
             step(x, seed, b, events)
             if sync_each:
@@ -143,7 +148,8 @@ def run(loader, sync_each):
             rest.append((time.perf_counter() - t) * 1e3 - (prep if loader.num_workers == 0 else 0))
             t = time.perf_counter()
     total = lab.host_ms(work)
-    return total, sum(s.elapsed_time(e) for s, e in events) / total, median(preps), median(rest)
+    return (total, sum(s.elapsed_time(e) for s, e in events) / total, median(preps), median(rest),
+            first[0])
 
 
 p_ms = calibrate()
@@ -161,17 +167,21 @@ loaders = {name: DataLoader(data, sampler=keys, batch_size=None, num_workers=w, 
                             persistent_workers=w > 0) for name, (w, _) in ways.items()}
 
 
-def model_ms(name, p, o):
+def model_ms(name, p, o, f):
     """The way's model with P = p, what its preparations took (as lab11 does:
     on a shared or virtual machine a core's speed moves, and the calibrated P
-    with it), and O = o, the main thread's own time a batch (the loader,
-    pinning, launches: Python's share, which lab11's C loop hardly has)."""
+    with it), O = o, the main thread's own time a batch (the loader,
+    pinning, launches: Python's share, which lab11's C loop hardly has), and,
+    with workers, F = f, the first batch's arrival: P, and the loader's start
+    on top (a persistent worker's new pass begins with a message to each
+    worker and its answer, through the pinning thread: 3.3-6.8 ms over P in
+    four runs with four workers on an H100 and an H200, 2026-11-24)."""
     w, sync_each = ways[name]
     if sync_each:
         return B * (p + o + c_ms + K)
     if w == 0:
         return p + o + B * max(p + o, c_ms + K)
-    return p + B * max(p / min(w, cores), o, c_ms + K)
+    return f + B * max(p / min(w, cores), o, c_ms + K)
 
 
 lab.say(f"\n{B} batches: P {p_ms:.2f} ms on the CPU, C {c_ms:.3f} ms, K {K:g} ms on the GPU")
@@ -184,15 +194,18 @@ for rep in range(lab.args.reps + 1):  # the first round warms up, and starts the
 total = {n: median(s[0] for s in samples[n]) for n in ways}
 busy = {n: median(s[1] for s in samples[n]) for n in ways}
 prep = {n: median(s[2] for s in samples[n]) for n in ways}
+first = {n: median(s[4] for s in samples[n]) for n in ways}
 o_ms = median(s[3] for s in samples["num_workers=0"])  # no wait in it: the main thread's own
 lab.say("P as each way's preparations took: " +
         ", ".join(f"{n} {prep[n]:.2f} ms" for n in ways) + f" (calibrated {p_ms:.2f}); "
         f"O, the main thread's own time a batch (num_workers=0): {o_ms:.2f} ms")
+lab.say("F, the first batch's arrival: " + ", ".join(f"{n} {first[n]:.2f} ms" for n in ways) +
+        " (with workers, P and the loader's start: paid once a pass)")
 for name in ways:
-    model = model_ms(name, prep[name], o_ms)
+    model = model_ms(name, prep[name], o_ms, first[name])
     lab.measured(f"{name}: run", total[name], "ms", model,
                  "B(P+O+C+K)" if ways[name][1] else
-                 "P+O + B max(P+O, C+K)" if ways[name][0] == 0 else "P + B max(P/w, O, C+K)")
+                 "P+O + B max(P+O, C+K)" if ways[name][0] == 0 else "F + B max(P/w, O, C+K)")
     lab.measured(f"{name}: GPU busy", 100 * busy[name], "%", 100 * B * K / model, "B K / the model's time")
 lab.check("every_batch_right", int(wrong), N * B * len(ways) * (lab.args.reps + 1),
           "words differ from what __getitem__ wrote for their batch (counted on the GPU)")
@@ -214,7 +227,7 @@ lab.verdict("main_thread_overlaps", hidden >= 0.5,
             f"x{hidden:.2f} of the {c_ms + K:.2f} ms step hidden behind the next batch's preparation "
             f"(runs: serial {total['serial']:.1f} ms, num_workers=0 {total['num_workers=0']:.1f} ms)",
             "at least x0.5 of the step")
-m4 = model_ms("num_workers=4", prep["num_workers=4"], o_ms)
+m4 = model_ms("num_workers=4", prep["num_workers=4"], o_ms, first["num_workers=4"])
 four = busy["num_workers=4"] / (B * K / m4)
 lab.verdict("workers_keep_gpu_busy", 0.85 <= four <= 1.15,
             f"num_workers=4: the GPU busy {100 * busy['num_workers=4']:.1f}%, x{four:.2f} of the model's "
