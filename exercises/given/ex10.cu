@@ -41,11 +41,14 @@
 
 static int runs = 10;     /* timed runs of each function */
 static int size_mib = 16; /* X */
-/* Level two: pairs of rounds, --quick's as many: a pair is a few ms, and a
- * median of 3 is lost when two pairs meet a busy moment (sol10 --quick read
- * 1.16x, 1.83x and 6.44x an unlimited pool's on a fresh H100 beside another
- * process's copies, 2026-11-24; the default run of 7 pairs just before it
- * passed). */
+/* Level two: pairs of rounds, --quick's as many: a median of 3 is lost
+ * when two pairs meet a busy moment (sol10 --quick read 1.16x, 1.83x and
+ * 6.44x an unlimited pool's on a fresh H100 beside another process's copies,
+ * 2026-11-24; the default run of 7 pairs just before it passed). A pair of
+ * the student's pool and an unlimited one takes a few ms; threshold 0's
+ * pairs remap the working set at every synchronise, up to about 45 ms a
+ * pair at the largest drawn (784 MiB at lab10's 2.7 us/MiB): 7 pairs add
+ * up to 0.2 s to --quick. */
 static int l2_pairs = 7;
 
 static const option ex_options[] = {
