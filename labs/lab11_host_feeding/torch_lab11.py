@@ -131,13 +131,13 @@ def run(loader, sync_each):
     the main thread's own ms a batch, the first batch's arrival in ms)."""
     seed = int.from_bytes(os.urandom(3), "little")
     keys[:] = [(seed, b) for b in range(B)]
-    events, preps, rest, first = [], [], [], []
+    events, preps, rest, arrived = [], [], [], []
 
     def work():
         t = start = time.perf_counter()
         for b, (x, prep) in enumerate(loader):
             if not b:  # the GPU has nothing to do until now
-                first.append((time.perf_counter() - start) * 1e3)
+                arrived.append((time.perf_counter() - start) * 1e3)
             preps.append(prep)
             step(x, seed, b, events)
             if sync_each:
@@ -148,7 +148,7 @@ def run(loader, sync_each):
             t = time.perf_counter()
     total = lab.host_ms(work)
     return (total, sum(s.elapsed_time(e) for s, e in events) / total, median(preps), median(rest),
-            first[0])
+            arrived[0])
 
 
 p_ms = calibrate()
@@ -194,15 +194,15 @@ for rep in range(lab.args.reps + 1):  # the first round warms up, and starts the
 total = {n: median(s[0] for s in samples[n]) for n in ways}
 busy = {n: median(s[1] for s in samples[n]) for n in ways}
 prep = {n: median(s[2] for s in samples[n]) for n in ways}
-first = {n: median(s[4] for s in samples[n]) for n in ways}
+arrival = {n: median(s[4] for s in samples[n]) for n in ways}  # F
 o_ms = median(s[3] for s in samples["num_workers=0"])  # no wait in it: the main thread's own
 lab.say("P as each way's preparations took: " +
         ", ".join(f"{n} {prep[n]:.2f} ms" for n in ways) + f" (calibrated {p_ms:.2f}); "
         f"O, the main thread's own time a batch (num_workers=0): {o_ms:.2f} ms")
-lab.say("F, the first batch's arrival: " + ", ".join(f"{n} {first[n]:.2f} ms" for n in ways) +
+lab.say("F, the first batch's arrival: " + ", ".join(f"{n} {arrival[n]:.2f} ms" for n in ways) +
         " (with workers, P and the loader's start: paid once a pass)")
 for name in ways:
-    model = model_ms(name, prep[name], o_ms, first[name])
+    model = model_ms(name, prep[name], o_ms, arrival[name])
     lab.measured(f"{name}: run", total[name], "ms", model,
                  "B(P+O+C+K)" if ways[name][1] else
                  "P+O + B max(P+O, C+K)" if ways[name][0] == 0 else "F + B max(P/w, O, C+K)")
@@ -233,13 +233,13 @@ lab.verdict("main_thread_overlaps", hidden >= 0.5,
 # here). The start beyond a batch's preparation, F - P, is held to a quarter
 # of the steady state's B max(P/w, O, C+K): 12 ms at --quick, 32 ms at
 # default sizes, against the 3.3-6.8 ms measured (model_ms).
-m4 = model_ms("num_workers=4", prep["num_workers=4"], o_ms, first["num_workers=4"])
+m4 = model_ms("num_workers=4", prep["num_workers=4"], o_ms, arrival["num_workers=4"])
 four = busy["num_workers=4"] / (B * K / m4)
-start = first["num_workers=4"] - prep["num_workers=4"]
-steady = m4 - first["num_workers=4"]
-lab.verdict("workers_keep_gpu_busy", 0.85 <= four <= 1.15 and start <= steady / 4,
+late = arrival["num_workers=4"] - prep["num_workers=4"]  # F - P
+steady = m4 - arrival["num_workers=4"]
+lab.verdict("workers_keep_gpu_busy", 0.85 <= four <= 1.15 and late <= steady / 4,
             f"num_workers=4: the GPU busy {100 * busy['num_workers=4']:.1f}%, x{four:.2f} of the model's "
             f"{100 * B * K / m4:.1f}% (num_workers=0: {100 * busy['num_workers=0']:.1f}%); the loader's "
-            f"start {start:.1f} ms beyond a batch's preparation, against the steady state's {steady:.1f} ms",
+            f"start {late:.1f} ms beyond a batch's preparation, against the steady state's {steady:.1f} ms",
             "x0.85 to x1.15 of the model, the start at most a quarter of the steady state")
 lab.finish()
