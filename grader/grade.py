@@ -433,8 +433,9 @@ PAIRS_AGAIN = 3
 
 def measure_again(rubric, outcome, ref_outcome, measure_reference, measure_student):
     """When the student's measure pass failed a concept criterion by no more
-    than a busy moment can explain (rubric.near_bound), and nothing else
-    stops its scoring, run it again PAIRS_AGAIN times, each time right after
+    than a busy moment can explain (rubric.near_bound), or could not judge
+    one (rubric.judged: the exercise's premise did not hold in the run), and
+    nothing else stops its scoring, run it again PAIRS_AGAIN times, each time right after
     the reference solution's when a criterion relative to it is among those
     (measure_reference: None when no reference solution runs), and keep the
     runs in outcome["pairs"]: the rubric then judges every concept criterion
@@ -455,9 +456,13 @@ def measure_again(rubric, outcome, ref_outcome, measure_reference, measure_stude
     scored = rubrics.score(rubric, outcome, ref_metrics)
     failed = {r["name"] for r in scored["criteria"]
               if not r["passed"] and not r["reason"].startswith("not scored")}
-    near = [c for c in rubric["criteria"]
-            if c["name"] in failed and rubrics.near_bound(c, mine, ref_metrics)]
-    if scored["status"] == rubrics.FLAGGED or not near:
+    near = [c for c in rubric["criteria"] if c["name"] in failed and (
+        rubrics.near_bound(c, mine, ref_metrics) or not rubrics.judged(c, mine))]
+    # a criterion not judged is flagged only once no run made again judged it
+    flagged = scored["status"] == rubrics.FLAGGED and not (
+        scored.get("flags") and all(r.get("unjudged") for r in scored["criteria"]
+                                    if r.get("flag")))
+    if flagged or not near:
         return   # passed, flagged, blocked by a wrong result, or far short
     beside = measure_reference if ref_ok and any(c["relative"] is not None for c in near) else None
     pairs = []
@@ -474,8 +479,7 @@ def measure_again(rubric, outcome, ref_outcome, measure_reference, measure_stude
             return
         if not beside or ref.get("status") == "ok":
             pairs.append({"reference": ref.get("metrics"), "student": again["metrics"]})
-    if pairs:
-        outcome["pairs"] = pairs
+    outcome["pairs"] = pairs   # [] when no reference run finished: the first run's verdict stands
 
 
 def builds_only(config, jobs, single, why):

@@ -19,7 +19,7 @@ LEVELS = (1, 2)
 EXERCISE_KEYS = {"title", "time_limit_s", "memcheck_time_limit_s"}   # each one required
 OPTIONAL_EXERCISE_KEYS = {"levels", "gpus"}
 CRITERION_KEYS = {"kind", "points", "metric", "min", "max", "relative_to_solution", "what",
-                  "model_limit", "level"}
+                  "model_limit", "level", "judged_by"}
 # The status of an exercise for the instructor to look at: a value outside
 # physics (outside_physics), or a result line the student's code printed
 # (runner.run_pass). It earns nothing there.
@@ -136,6 +136,9 @@ def _criterion(parser, name, path):
     def optional(key):
         return _number(parser, name, key, path) if key in keys else None
     limit, bound = optional("model_limit"), optional("min") if "min" in keys else optional("max")
+    if "judged_by" in keys and kind != "concept":
+        raise RubricError(f"{path} [{name}]: judged_by is for a concept criterion (a wrong "
+                          "result is wrong whatever the machine did)")
     if limit is not None and (limit < bound if "min" in keys else limit > bound):
         raise RubricError(f"{path} [{name}] model_limit = {fmt(limit)}: must lie past the "
                           f"criterion's bound ({fmt(bound)}), where no honest run gets")
@@ -150,6 +153,9 @@ def _criterion(parser, name, path):
         "limit": optional("model_limit"),
         "what": parser.get(name, "what"),
         "level": _level(parser, name, "level", path) if "level" in keys else 1,
+        # judged_by = M: the value is judged only in a run whose metric M is 1
+        # (the exercise's premise held there: judged() below)
+        "judged_by": parser.get(name, "judged_by") if "judged_by" in keys else None,
     }
 
 
@@ -226,6 +232,30 @@ def near_bound(criterion, metrics, reference):
     return criterion["min"] > 0 and value >= NEAR_OWN_BOUND * criterion["min"]
 
 
+def judged(criterion, metrics):
+    """Whether a run's `metrics` may judge the criterion: always, unless it
+    names a judged_by metric, which must then be 1. An exercise sets that
+    metric to 0 when what its criterion tells apart did not hold in the run
+    (ex04's level two: its kernel as long as an upload, which it measures
+    again itself first): such a run says nothing either way, so it neither
+    passes nor fails the criterion; grade.py measures again (measure_again),
+    and a criterion that no run could judge is flagged for the instructor.
+    A run without the metric (recorded before its program printed it) is
+    judged, as it was then; tests/cpu_grade.bats holds each program to
+    printing the metric its rubric names."""
+    name = criterion.get("judged_by")
+    value = None if name is None else metric_value(metrics, name)
+    return value is None or value == 1
+
+
+def _unjudged(criterion, runs):
+    """The reason of a criterion that none of `runs` runs could judge."""
+    return (f"not judged: {criterion['judged_by']} was 0 in {'any of the ' if runs > 1 else ''}"
+            f"{runs} run{'s' if runs != 1 else ''} (the exercise's premise did not hold: its "
+            "report says why): flagged for the instructor to grade again on a quiet GPU, not "
+            "awarded")
+
+
 def _median(values):
     return statistics.median(values) if values else None
 
@@ -247,7 +277,7 @@ def again_value(criterion, pairs):
                     if v is not None])
 
 
-def _judge(criterion, value, reference, pairs=None):
+def _judge(criterion, value, reference, pairs=None, made=None):
     """(passed, text) for one value. With `pairs` (the grader measured the
     student again, PAIRS_AGAIN times, after a concept criterion fell just
     short: grade.py's measure_again), the new measurements decide: a
@@ -256,7 +286,9 @@ def _judge(criterion, value, reference, pairs=None):
     the student: both sides met the same moment of the machine), any other
     the median of the new values (each run of the program measures its own
     baseline and model afresh, round by round). A pass never comes from the
-    first measurement read again, nor from the best of several."""
+    first measurement read again, nor from the best of several. `made`:
+    how many runs were made again, when `pairs` holds only those of them
+    that could judge the criterion (judged)."""
     metric = criterion["metric"]
     if value is None:
         return False, f"{metric} not measured (the harness printed no such value)"
@@ -274,7 +306,9 @@ def _judge(criterion, value, reference, pairs=None):
     median = again_value(criterion, pairs) if pairs and criterion["relative"] is None else None
     what = metric
     if median is not None:
-        again = f"measured again {len(pairs)} time{'s' if len(pairs) != 1 else ''}"
+        again = f"measured again {made or len(pairs)} time{'s' if (made or len(pairs)) != 1 else ''}"
+        if made and made != len(pairs):
+            again += f", {len(pairs)} judged"
         what, value = f"{metric} {fmt(value)}; {again}: the median run", median
         flag = outside_physics(criterion, value)
         if flag:   # the runs made again are held to the model as the first one was
@@ -395,7 +429,17 @@ def _score(rubric, outcome, reference):
             criteria.append(_result(c, 0, False, f"not scored: {beyond} lies beyond what the "
                                     "model allows, so no timing of this run is trusted"))
         else:
-            ok, text = _judge(c, value, reference, outcome.get("pairs"))
+            pairs = outcome.get("pairs")
+            usable = [p for p in pairs if judged(c, p["student"])] if pairs else None
+            if not judged(c, metrics) and not usable and not flag:
+                runs = 1 + len(pairs or [])
+                criteria.append(dict(_result(c, 0, False, _unjudged(c, runs), _unjudged(c, runs)),
+                                     unjudged=True))
+                continue
+            ok, text = _judge(c, value, reference, usable, len(pairs) if pairs else None)
+            if pairs and not usable:
+                text += (f"; measured again {len(pairs)} time{'s' if len(pairs) != 1 else ''}, "
+                         f"none judged ({c['judged_by']} not 1): this run's verdict stands")
             if not ok and outcome.get("again_stopped"):
                 text += f"; not measured again: {outcome['again_stopped']}"
             criteria.append(_result(c, c["points"] if ok else 0, ok, text, flag))

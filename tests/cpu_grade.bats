@@ -208,6 +208,48 @@ False
 False"
 }
 
+@test "a criterion with judged_by is judged only in runs where its premise held, measured again when the first did not, and flagged when none did" {
+    # ex04's level2_efficient: judged_by = level2_judged (its kernel within
+    # 25% of an upload). A run that never held says nothing either way.
+    run python3 - <<'PY'
+import sys
+sys.path.insert(0, "grader")
+sys.path.insert(0, "tests/fixtures/grading")
+import grade, rubric
+from outcomes import ex04 as outcome
+r = rubric.load("grader/rubrics/ex04.ini", "ex04")
+def again(first, runs):
+    o, it = first, iter(runs)
+    grade.measure_again(r, o, outcome(1.0), None, lambda: next(it))
+    return o
+def show(o):
+    s = rubric.score(r, o, {"efficiency": 1.0})
+    c = next(c for c in s["criteria"] if c["name"] == "level2_efficient")
+    print(len(o.get("pairs", [])), rubric.fmt(s["points"]), s["status"], c["reason"])
+# not judged at first (a drifted kernel lets a double buffer read 0.95):
+# measured again, and only the runs that were judged decide
+show(again(outcome(0.95, judged=0), [outcome(0.75), outcome(0.95, judged=0), outcome(0.76)]))
+show(again(outcome(0.95, judged=0), [outcome(0.97), outcome(1.2, judged=0), outcome(0.99)]))
+# judged in no run: no points, flagged for the instructor
+show(again(outcome(0.95, judged=0), [outcome(0.95, judged=0)] * 3))
+# a near miss whose runs made again were none judged: its own verdict stands
+show(again(outcome(0.88), [outcome(0.97, judged=0)] * 3))
+# judged and far short: nothing run again
+print("pairs" in again(outcome(0.5), []))
+try:
+    rubric.load("tests/fixtures/grading/judged-correctness.ini", "ex04")
+except rubric.RubricError as e:
+    print(e)
+PY
+    assert_success
+    assert_line --index 0 "3 12 partial level2_efficiency 0.95; measured again 3 times, 2 judged: the median run 0.755, needs >= 0.9"
+    assert_line --index 1 "3 16 passed level2_efficiency 0.95; measured again 3 times, 2 judged: the median run 0.98, limit >= 0.9"
+    assert_line --index 2 "3 12 flagged not judged: level2_judged was 0 in any of the 4 runs (the exercise's premise did not hold: its report says why): flagged for the instructor to grade again on a quiet GPU, not awarded"
+    assert_line --index 3 "3 12 partial level2_efficiency 0.88, needs >= 0.9; measured again 3 times, none judged (level2_judged not 1): this run's verdict stands"
+    assert_line --index 4 "False"
+    assert_line --index 5 "tests/fixtures/grading/judged-correctness.ini [outputs]: judged_by is for a concept criterion (a wrong result is wrong whatever the machine did)"
+}
+
 @test "a run made again that does not finish leaves the first verdict; a flagged one flags the exercise; a reference run that does not finish drops its pair only" {
     # Were unfinished runs left out, a program that times itself and quits
     # when slow would be judged on its fast runs alone.
@@ -355,7 +397,7 @@ level2_faster_per_step level2_graph_efficiency 1 None 2
     for rubric in grader/rubrics/ex*.ini; do
         ex=$(basename "$rubric" .ini)
         program=exercises/given/$ex.cu
-        for metric in $(sed -n 's/^metric = //p' "$rubric"); do
+        for metric in $(sed -n 's/^\(metric\|judged_by\) = //p' "$rubric"); do
             grep -qE "grading_value(_withheld)?\(\"$metric\"" "$program" ||
                 fail "$rubric names $metric, which $program does not print"
         done

@@ -370,6 +370,9 @@ PY
     # its streams' bound, short of 90% (how short is the exercise's
     # prediction)
     run row level1-only ex04
+    echo "# level1-only ex04: level2_efficiency $(metric level1-only ex04 level2_efficiency)," \
+        "its kernel at $(metric level1-only ex04 level2_kernel_ratio) h," \
+        "$(metric level1-only ex04 level2_attempts) attempt(s)" >&3
     assert_output --partial "12/16,partial,level2_efficient: level2_efficiency"
     run metric level1-only ex04 level2_streams
     assert_output "2"

@@ -32,12 +32,15 @@
  *   speedup                    serial / yours, round by round;
  *   ideal_speedup              the model's serial / ideal, round by round;
  *   efficiency                 speedup / ideal_speedup, round by round;
- *   kernel_vs_calibrated       the kernel stage over --kernel-ratio x h: 1 when
- *                              the kernel ran as calibrated at the start, before
- *                              any of the student's code; more when something
- *                              else used the GPU while the program's stages
- *                              were timed (which would inflate the model and
- *                              the serial run, and so the efficiency: see
+ *   kernel_vs_calibrated       the kernel stage over --kernel-ratio x h, the
+ *                              median round's: 1 when the kernel ran as
+ *                              calibrated at the start, before any of the
+ *                              student's code; more when the calibration's
+ *                              moment differed from the rounds' (1.2-1.8 in 10
+ *                              of 217 runs on H100s) or something else used
+ *                              the GPU while the program's stages were timed
+ *                              (which would inflate the model and the serial
+ *                              run, and so the efficiency: see
  *                              tests/fixtures/redteam/baseline-spin-gpu); no
  *                              rubric scores it yet;
  *   mismatches, checked        outputs of the student's runs that differ, of
@@ -46,13 +49,24 @@
  *                              student's last run.
  *
  * Level two, measured after level one in the same way and the same run: the
- * kernel recalibrated to LEVEL2_RATIO (1) x an upload, the student's
- * run_level2() handed the same batches, eight of the program's streams and
- * device room for two batches each way, and a compute() that takes any
- * number of words inside that room (exit 1 outside it) and records, for the
- * report, the streams and the pieces it was handed. Its metrics are level
- * one's with the prefix level2_ (h2d_ms ... efficiency, mismatches, checked;
- * not ideal_speedup, kernel_vs_calibrated, buffer_sets), and:
+ * kernel rescaled to LEVEL2_RATIO (1) x an upload as level one's rounds
+ * measured the two, the student's run_level2() handed the same batches,
+ * eight of the program's streams and device room for two batches each way,
+ * and a compute() that takes any number of words inside that room (exit 1
+ * outside it) and records, for the report, the streams and the pieces it
+ * was handed. Level two tells a double buffer from a deeper pipeline only
+ * while its kernel runs about as long as an upload (LEVEL2_KERNEL_HELD):
+ * when its rounds' kernel did not, they are measured again, the kernel
+ * rescaled from them, at most --retries more times; its efficiency is
+ * judged only in rounds where it held. Its metrics are level one's with the
+ * prefix level2_ (h2d_ms ... efficiency, mismatches, checked; not
+ * ideal_speedup, kernel_vs_calibrated, buffer_sets), and:
+ *   level2_kernel_ratio        the kernel stage over h, the median round's, in
+ *                              the attempt reported (the last);
+ *   level2_attempts            how many times level two was measured;
+ *   level2_judged              1 when level2_kernel_ratio held, else 0: the
+ *                              rubric judges level2_efficiency only then
+ *                              (grader/rubrics/ex04.ini's judged_by);
  *   level2_streams, level2_pieces  streams and pieces per batch that
  *                              compute() was handed in the last run;
  *   level2_shape_bound         the model's best efficiency for that shape:
@@ -138,6 +152,22 @@ static const verdict LEVEL2_EFFICIENT = {
     "and what would lift it within the room of two batches? See TODO(student) in run_level2()"};
 
 enum { WARMUP = 1, STAGE_REPEAT = 4, MAX_SEEN = 64, LEVELS = 2 };
+/* Level two's premise, its kernel as long as an upload (k = h), within 25%
+ * either way, the median round's own k / h: a double buffer's best is then
+ * at most 85% of the ideal (n = 16, c' = d = h: (2 + 16r) / (8 (2 + r)) at
+ * r = 1.25, 79% at 1 / 1.25), under the 90% that LEVEL2_EFFICIENT asks, so
+ * the level still tells the designs apart. On seven H100s the kernel
+ * calibrated at the start ran at 1.2-1.8 h in 10 of 217 runs of the
+ * reference solution (kernel_vs_calibrated read the same factor at level
+ * one): hence level two's kernel is rescaled from level one's rounds, and
+ * measured again when it still drifted. */
+static const verdict LEVEL2_KERNEL_HELD = {
+    "level2_kernel_held", 1 / 1.25, 1.25, "x",
+    "level two's kernel did not run as long as an upload in any attempt, so its efficiency was "
+    "not judged (a double buffer passes with a long kernel): another process used the GPU or "
+    "its link while the stages were timed (the machine's probe above), or the student's code "
+    "did. Run it again on a quiet GPU"};
+
 /* The ways of a round: the stages alone, the serial run, the student's. */
 enum { H2D, KERNEL, D2H, BESIDE, SERIAL, YOURS, WAYS };
 
@@ -381,9 +411,10 @@ static double shape_ms(double h, double k, double d, double beside, int n, int e
 }
 
 /* What the rounds measured: each way's times, and round by round the
- * speedup, the model's ideal speedup and their ratio, the efficiency. */
+ * speedup, the model's ideal speedup and their ratio, the efficiency, and
+ * the kernel over the level's ratio x an upload (1: as meant). */
 typedef struct {
-    stats way[WAYS], speedup, ideal_speedup, efficiency;
+    stats way[WAYS], speedup, ideal_speedup, efficiency, kernel_ratio;
 } measured;
 
 /* The stages alone, the serial run and the student's, in rounds, with the
@@ -403,7 +434,8 @@ static measured measure_in_rounds(lab_run *lab, level *lv, int rounds, int engin
     fn[SERIAL] = time_serial, of[SERIAL] = NULL;
     fn[YOURS] = time_yours, of[YOURS] = NULL;
     double *ms = (double *)xmalloc((size_t)WAYS * rounds * sizeof *ms);
-    double *ideal = (double *)xmalloc(2 * (size_t)rounds * sizeof *ideal), *eff = ideal + rounds;
+    double *ideal = (double *)xmalloc(3 * (size_t)rounds * sizeof *ideal), *eff = ideal + rounds;
+    double *kr = eff + rounds;
     timeline_span_begin(lv->yours);
     measure_rounds(fn, of, WAYS, WARMUP, rounds, ms);
     timeline_span_end();
@@ -412,14 +444,49 @@ static measured measure_in_rounds(lab_run *lab, level *lv, int rounds, int engin
         double h = at[H2D * rounds], k = at[KERNEL * rounds], d = at[D2H * rounds];
         ideal[j] = n * (h + k + d) / ideal_ms(h, k, d, at[BESIDE * rounds], n, engines);
         eff[j] = at[SERIAL * rounds] / at[YOURS * rounds] / ideal[j];
+        kr[j] = k / (lv->ratio * h);
     }
     measured m;
     for (int w = 0; w < WAYS; w++)
         m.way[w] = stats_of(ms + (size_t)w * rounds, rounds);
     m.speedup = stats_of_ratios(ms + SERIAL * rounds, ms + YOURS * rounds, rounds);
     m.ideal_speedup = stats_of(ideal, rounds), m.efficiency = stats_of(eff, rounds);
+    m.kernel_ratio = stats_of(kr, rounds);
     free(ideal);
     free(ms);
+    return m;
+}
+
+/* `steps` rescaled by 1 / drift: the kernel that ran `drift` x as long as
+ * meant, made as long as meant (its fixed cost, microseconds against an
+ * upload's hundreds, left out). */
+static int rescaled(int steps, double drift)
+{
+    double s = steps / drift;
+    return !(s >= 1) ? 1 : s > 1e9 ? 1000000000 : (int)(s + 0.5);
+}
+
+/* Level two in attempts: measured in rounds; when the rounds' kernel did not
+ * run as long as an upload (LEVEL2_KERNEL_HELD), rescaled from those rounds
+ * and measured again, at most --retries more times (the check pass, which
+ * does not time, once). Returns the last attempt; *held whether its kernel
+ * held, *attempts how many were made. */
+static measured measure_level2(lab_run *lab, level *lv, int rounds, int engines, int *held,
+                               int *attempts)
+{
+    char why[512] = "";
+    measured m;
+    for (*attempts = 1;; ++*attempts) {
+        m = measure_in_rounds(lab, lv, rounds, engines);
+        *held = verdict_holds(&LEVEL2_KERNEL_HELD, m.kernel_ratio.median);
+        if (*held || *attempts > lab->opt.retries || grading_check())
+            break;
+        size_t used = strlen(why);
+        snprintf(why + used, sizeof why - used, "%sattempt %d: the kernel ran at %.2f h",
+                 used ? "; " : "", *attempts, m.kernel_ratio.median);
+        lv->steps = rescaled(lv->steps, m.kernel_ratio.median);
+    }
+    report_attempts(lab->r, "level two", *attempts, *held, why);
     return m;
 }
 
@@ -476,6 +543,10 @@ static void report_level2_model(report *r, const level *lv, const measured *m, i
                     "of the engines'\n  and the streams' bounds; your prediction is "
                     "LEVEL2_PREDICTED_EFFICIENCY)\n");
     }
+    if (predicted && two >= LEVEL2_EFFICIENT.min) /* said once: no attempt changes a machine */
+        report_text(r, "  (at or above the 90%% target: this GPU's copies (c' = %.2f h, %d copy "
+                    "engine%s) let a double buffer pass level two here, so it does not tell the "
+                    "designs apart on this GPU)\n", c / h, engines, engines == 1 ? "" : "s");
     report_value(r, lv->yours, "streams", streams, "count");
     report_value(r, lv->yours, "pieces_per_batch", (double)bench.pieces / n, "count");
     grading_compare(r, predicted, lv->yours, "efficiency",
@@ -528,24 +599,36 @@ int main(int argc, char **argv)
     grading_value("speedup", m.speedup.median);
     grading_value("ideal_speedup", m.ideal_speedup.median);
     grading_value("efficiency", m.efficiency.median);
-    grading_value("kernel_vs_calibrated", st[KERNEL].median / (kernel_ratio * st[H2D].median));
+    grading_value("kernel_vs_calibrated", m.kernel_ratio.median);
     grading_value("mismatches", (double)lv[0].outputs.wrong);
     grading_value("checked", (double)lv[0].outputs.checked);
     grading_value("buffer_sets", bench.sets);
 
     level2_open(&lab);
-    m = measure_in_rounds(&lab, &lv[1], rounds, engines);
+    /* its kernel as long as an upload as level one's rounds measured them,
+     * not as the start's calibration meant: the rounds are its moment */
+    lv[1].steps = rescaled(lv[1].steps, m.kernel_ratio.median);
+    int held, attempts;
+    m = measure_level2(&lab, &lv[1], rounds, engines, &held, &attempts);
     report_section(r, "Level 2: the kernel as long as an upload, any streams and pieces");
     report_level(r, &lv[1], &m, engines);
     report_level2_model(r, &lv[1], &m, engines);
     report_tally(r, "level2_outputs_verified", &lv[1].outputs,
                  "outputs of your level-2 pipeline differ from the CPU reference (every run, "
                  "each on fresh inputs)");
-    report_verdict(r, &LEVEL2_EFFICIENT, m.efficiency.median, "your level-2 pipeline (%d "
-                   "stream%s, %.3g pieces per batch) %.2fx faster than serial, the ideal %.2fx: "
-                   "%.0f%%, the median of %d rounds", bench.n_seen, bench.n_seen == 1 ? "" : "s",
-                   (double)bench.pieces / bench.job.n, m.speedup.median, m.ideal_speedup.median,
-                   m.efficiency.median * 100, rounds);
+    report_verdict(r, &LEVEL2_KERNEL_HELD, m.kernel_ratio.median, "the kernel ran at %.2f x "
+                   "an upload, the median of %d rounds (attempt %d)", m.kernel_ratio.median,
+                   rounds, attempts);
+    if (held)
+        report_verdict(r, &LEVEL2_EFFICIENT, m.efficiency.median, "your level-2 pipeline (%d "
+                       "stream%s, %.3g pieces per batch) %.2fx faster than serial, the ideal "
+                       "%.2fx: %.0f%%, the median of %d rounds", bench.n_seen,
+                       bench.n_seen == 1 ? "" : "s", (double)bench.pieces / bench.job.n,
+                       m.speedup.median, m.ideal_speedup.median, m.efficiency.median * 100,
+                       rounds);
+    else
+        report_text(r, "  not judged: %s (%.0f%% measured): level two's kernel did not run as "
+                    "long as an upload\n", LEVEL2_EFFICIENT.name, m.efficiency.median * 100);
     grading_value("level2_h2d_ms", st[H2D].median);
     grading_value("level2_kernel_ms", st[KERNEL].median);
     grading_value("level2_d2h_ms", st[D2H].median);
@@ -556,5 +639,8 @@ int main(int argc, char **argv)
     grading_value("level2_efficiency", m.efficiency.median);
     grading_value("level2_mismatches", (double)lv[1].outputs.wrong);
     grading_value("level2_checked", (double)lv[1].outputs.checked);
+    grading_value("level2_kernel_ratio", m.kernel_ratio.median);
+    grading_value("level2_attempts", attempts);
+    grading_value("level2_judged", held);
     return grading_finish(&lab);
 }

@@ -152,7 +152,7 @@ static int known(const char *key, const char *const *keys)
 static const char *const EXERCISE_KEYS[] = {"title", "time_limit_s", "memcheck_time_limit_s", NULL};
 static const char *const CRITERION_KEYS[] = {"kind", "points", "metric", "min", "max",
                                              "relative_to_solution", "what",
-                                             "model_limit", "level", NULL};
+                                             "model_limit", "level", "judged_by", NULL};
 
 /* A level, "1" or "2", as rubric.py's _level; `absent` when the key is not there. */
 static int level(const section *s, const char *key, int absent, int *v, const char *path,
@@ -226,6 +226,10 @@ static int criterion(const section *s, rubric_criterion *c, const char *path, ch
     if (level(s, "level", 1, &c->level, path, why, size))
         return -1;
     c->concept = !strcmp(kind, "concept");
+    if (get(s, "judged_by") && !c->concept)
+        return say(why, size, "%s [%s]: judged_by is for a concept criterion (a wrong result is "
+                   "wrong whatever the machine did)", path, s->name);
+    snprintf(c->judged_by, sizeof c->judged_by, "%s", get(s, "judged_by") ? get(s, "judged_by") : "");
     snprintf(c->name, sizeof c->name, "%s", s->name);
     snprintf(c->metric, sizeof c->metric, "%s", get(s, "metric"));
     snprintf(c->what, sizeof c->what, "%s", get(s, "what"));
@@ -335,6 +339,14 @@ static int judge(const rubric_criterion *c, double v, char *reason, size_t size)
     return ok;
 }
 
+/* rubric.py's judged: 1 unless the criterion names a judged_by metric and
+ * the run printed it as something other than 1. */
+static int judged(const rubric_criterion *c, const char *const *names, const double *values, int n)
+{
+    double v = c->judged_by[0] ? value_of(c->judged_by, names, values, n) : NAN;
+    return !isfinite(v) || v == 1;
+}
+
 /* rubric.py's _blocked_by: 0 when a concept criterion of `level` may be
  * scored, else the level whose correctness failed (level one's blocks both). */
 static int blocked_by(const int *wrong, int level)
@@ -377,6 +389,14 @@ double rubric_score(const rubric *r, const char *const *names, const double *val
                 continue;
             }
             o->scored = 1;
+            if (c->concept && !outside_physics(c, v) && !judged(c, names, values, n)) {
+                /* rubric.py's _unjudged, for one run: the grader measures again first */
+                o->flagged = 1;
+                snprintf(o->reason, sizeof o->reason, "not judged: %s was 0 in 1 run (the "
+                         "exercise's premise did not hold: its report says why): flagged for the "
+                         "instructor to grade again on a quiet GPU, not awarded", c->judged_by);
+                continue;
+            }
             o->passed = judge(c, v, o->reason, sizeof o->reason);
             o->flagged = outside_physics(c, v);
             o->points = o->passed ? c->points : 0;

@@ -24,6 +24,7 @@ typedef struct {
     int has_min, has_max, has_relative, has_limit;
     double min, max, relative; /* relative: relative_to_solution */
     double limit;              /* model_limit: past it, a value is outside physics */
+    char judged_by[RUBRIC_NAME]; /* "": always judged; else judged only where this metric is 1 */
 } rubric_criterion;
 
 typedef struct {
@@ -45,7 +46,8 @@ int rubric_load(const char *path, rubric *r, char *why, size_t size);
 typedef struct {
     int scored; /* 0: a concept criterion left unscored, a correctness one having failed */
     int passed;
-    int flagged; /* its value lies past model_limit: not awarded, for the instructor */
+    int flagged; /* its value lies past model_limit, or it was not judged (judged_by):
+                    not awarded, for the instructor */
     double points;
     char reason[RUBRIC_TEXT];
 } rubric_result;

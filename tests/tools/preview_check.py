@@ -9,8 +9,9 @@ pass measured, scores its metrics with both against RUBRICS_DIR/exNN.ini
 (default grader/rubrics; each level's subtotal too, where a rubric has a
 second level), as one run without a reference
 solution: as recorded, then with each criterion's metric set exactly on its
-bound (and on and past its model_limit), and with it missing. Prints how many it compared; exits 1 naming the
-first run and metrics on which the two differ.
+bound (and on and past its model_limit), and with it missing; a criterion
+with judged_by, with that metric 0 and missing. Prints how many it
+compared; exits 1 naming the first run and metrics on which the two differ.
 """
 import json
 import subprocess
@@ -33,6 +34,9 @@ def variants(rb, metrics):
             yield dict(metrics, **{c["metric"]: c["limit"]})
             yield dict(metrics, **{c["metric"]: past})
         yield {k: v for k, v in metrics.items() if k != c["metric"]}
+        if c["judged_by"]:   # a run whose premise did not hold, and one without the metric
+            yield dict(metrics, **{c["judged_by"]: 0})
+            yield {k: v for k, v in metrics.items() if k != c["judged_by"]}
 
 
 def main(tool, recorded, rubrics=ROOT / "grader" / "rubrics"):
