@@ -248,37 +248,53 @@ def judged(criterion, metrics):
     return value is None or value == 1
 
 
-def _unjudged(criterion, runs):
-    """The reason of a criterion that none of `runs` runs could judge."""
-    return (f"not judged: {criterion['judged_by']} was 0 in {'any of the ' if runs > 1 else ''}"
-            f"{runs} run{'s' if runs != 1 else ''} (the exercise's premise did not hold: its "
-            "report says why): flagged for the instructor to grade again on a quiet GPU, not "
-            "awarded")
+def _unjudged(criterion, pairs, judged_again):
+    """The reason of a criterion that its runs could not judge: the first
+    run alone (`pairs` None or []), or too few of the `pairs` made again
+    (`judged_again` of them judged it)."""
+    name = criterion["judged_by"]
+    if not pairs:
+        return (f"not judged: {name} was not 1 in this run (the exercise's premise did not "
+                "hold: its report says why): not awarded, and flagged for the instructor; the "
+                "grader measures such a run again, and a run on a quiet GPU is judged")
+    return (f"not judged: {name} was 1 in {judged_again} of the {len(pairs)} runs made again, "
+            "not in most (the exercise's premise did not hold: its report says why): not "
+            "awarded, flagged for the instructor to grade again on a quiet GPU (where a run "
+            "with gpu_shared 0 is not judged either, the submission itself spoils it)")
 
 
 def _median(values):
     return statistics.median(values) if values else None
 
 
-def paired_ratio(criterion, pairs):
+def _short(criterion):
+    """A value short of any bound: what a run made again that could not judge
+    the criterion counts as in a median, so that it can never help a pass."""
+    return -math.inf if criterion["max"] is None else math.inf
+
+
+def paired_ratio(criterion, pairs, spoilt=0):
     """The median over `pairs` (each {"student": metrics, "reference":
     metrics}, measured one right after the other) of the student's value over
-    the reference's, or None when no pair has both."""
+    the reference's, `spoilt` more counted short; None when no pair has both."""
     metric = criterion["metric"]
-    return _median([s / r for s, r in ((metric_value(p["student"], metric),
-                                        metric_value(p.get("reference"), metric)) for p in pairs)
-                    if s is not None and r])
+    ratios = [s / r for s, r in ((metric_value(p["student"], metric),
+                                  metric_value(p.get("reference"), metric)) for p in pairs)
+              if s is not None and r]
+    return _median(ratios + [_short(criterion)] * spoilt) if ratios else None
 
 
-def again_value(criterion, pairs):
+def again_value(criterion, pairs, spoilt=0):
     """The median of the student's values over `pairs` (the measure pass run
-    again), or None when none has it."""
-    return _median([v for v in (metric_value(p["student"], criterion["metric"]) for p in pairs)
-                    if v is not None])
+    again), `spoilt` more counted short; None when none has it."""
+    values = [v for v in (metric_value(p["student"], criterion["metric"]) for p in pairs)
+              if v is not None]
+    return _median(values + [_short(criterion)] * spoilt) if values else None
 
 
-def _judge(criterion, value, reference, pairs=None, made=None):
-    """(passed, text) for one value. With `pairs` (the grader measured the
+def _judge(criterion, value, reference, pairs=None, spoilt=0):
+    """(passed, text, flag) for one value; flag: outside_physics's text when
+    the value, or the median of the runs made again, lies past the model. With `pairs` (the grader measured the
     student again, PAIRS_AGAIN times, after a concept criterion fell just
     short: grade.py's measure_again), the new measurements decide: a
     criterion relative to the solution reads the median of the per-pair
@@ -286,37 +302,41 @@ def _judge(criterion, value, reference, pairs=None, made=None):
     the student: both sides met the same moment of the machine), any other
     the median of the new values (each run of the program measures its own
     baseline and model afresh, round by round). A pass never comes from the
-    first measurement read again, nor from the best of several. `made`:
-    how many runs were made again, when `pairs` holds only those of them
-    that could judge the criterion (judged)."""
+    first measurement read again, nor from the best of several. `spoilt`:
+    runs made again that could not judge the criterion (judged), left out
+    of `pairs` and counted short of the bound in the median, so that a
+    program cannot keep its fast runs by spoiling its slow ones."""
     metric = criterion["metric"]
     if value is None:
-        return False, f"{metric} not measured (the harness printed no such value)"
+        return False, f"{metric} not measured (the harness printed no such value)", None
     flag = outside_physics(criterion, value)
     if flag:
-        return False, flag
-    ratio = paired_ratio(criterion, pairs) if pairs and criterion["relative"] is not None else None
+        return False, flag, flag
+    n = len(pairs or []) + spoilt
+    again = (f"{n} time{'s' if n != 1 else ''}"
+             + (f", {spoilt} not judged and counted short of the bound" if spoilt else ""))
+    ratio = (paired_ratio(criterion, pairs, spoilt)
+             if pairs and criterion["relative"] is not None else None)
     if ratio is not None:
         ok = ratio >= criterion["relative"]
         return ok, (f"{metric} {fmt(value)}; measured again beside the reference solution, "
-                    f"{len(pairs)} pair{'s' if len(pairs) != 1 else ''} in turn: the median "
-                    f"pair {fmt_beside(ratio, criterion['relative'])} x the reference's, "
-                    f"{'limit' if ok else 'needs'} >= {fmt(criterion['relative'])}")
+                    f"{n} pair{'s' if n != 1 else ''} in turn{again[len(str(n)) + 6:]}: the "
+                    f"median pair "
+                    f"{fmt_beside(ratio, criterion['relative'])} x the reference's, "
+                    f"{'limit' if ok else 'needs'} >= {fmt(criterion['relative'])}"), None
     bound, why = _threshold(criterion, reference)
-    median = again_value(criterion, pairs) if pairs and criterion["relative"] is None else None
+    median = (again_value(criterion, pairs, spoilt)
+              if pairs and criterion["relative"] is None else None)
     what = metric
     if median is not None:
-        again = f"measured again {made or len(pairs)} time{'s' if (made or len(pairs)) != 1 else ''}"
-        if made and made != len(pairs):
-            again += f", {len(pairs)} judged"
-        what, value = f"{metric} {fmt(value)}; {again}: the median run", median
+        what, value = f"{metric} {fmt(value)}; measured again {again}: the median run", median
         flag = outside_physics(criterion, value)
         if flag:   # the runs made again are held to the model as the first one was
-            return False, f"{again}: the median run's {flag}"
+            return False, f"measured again {again}: the median run's {flag}", flag
     ok = value <= bound if criterion["max"] is not None else value >= bound
     sign = "<=" if criterion["max"] is not None else ">="
     return ok, (f"{what} {fmt_beside(value, bound)}, {'limit' if ok else 'needs'} {sign} "
-                f"{fmt(bound)}{why}")
+                f"{fmt(bound)}{why}"), None
 
 
 def memcheck_note(outcome):
@@ -403,7 +423,7 @@ def _score(rubric, outcome, reference):
             value = None
         else:
             value = max(values) if c["max"] is not None else min(values)
-        ok, text = _judge(c, value, reference)
+        ok, text, _ = _judge(c, value, reference)
         reason = f"{note}; {text}" if memcheck_errors else f"{text} [{note}]"
         ok = ok and not memcheck_errors
         if not ok:
@@ -429,20 +449,20 @@ def _score(rubric, outcome, reference):
             criteria.append(_result(c, 0, False, f"not scored: {beyond} lies beyond what the "
                                     "model allows, so no timing of this run is trusted"))
         else:
+            # runs made again decide (judged ones; judged_by: most must be)
             pairs = outcome.get("pairs")
-            usable = [p for p in pairs if judged(c, p["student"])] if pairs else None
-            if not judged(c, metrics) and not usable and not flag:
-                runs = 1 + len(pairs or [])
-                criteria.append(dict(_result(c, 0, False, _unjudged(c, runs), _unjudged(c, runs)),
-                                     unjudged=True))
+            usable = [p for p in pairs if judged(c, p["student"])] if pairs else []
+            spoilt = len(pairs or []) - len(usable)
+            if not flag and (2 * len(usable) <= len(pairs) if pairs else not judged(c, metrics)):
+                reason = _unjudged(c, pairs, len(usable))
+                if outcome.get("again_stopped"):
+                    reason += f"; not measured again: {outcome['again_stopped']}"
+                criteria.append(dict(_result(c, 0, False, reason, reason), unjudged=True))
                 continue
-            ok, text = _judge(c, value, reference, usable, len(pairs) if pairs else None)
-            if pairs and not usable:
-                text += (f"; measured again {len(pairs)} time{'s' if len(pairs) != 1 else ''}, "
-                         f"none judged ({c['judged_by']} not 1): this run's verdict stands")
+            ok, text, again_flag = _judge(c, value, reference, usable, spoilt)
             if not ok and outcome.get("again_stopped"):
                 text += f"; not measured again: {outcome['again_stopped']}"
-            criteria.append(_result(c, c["points"] if ok else 0, ok, text, flag))
+            criteria.append(_result(c, c["points"] if ok else 0, ok, text, flag or again_flag))
     order = {c["name"]: i for i, c in enumerate(rubric["criteria"])}
     criteria.sort(key=lambda r: order[r["name"]])
 

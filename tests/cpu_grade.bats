@@ -208,9 +208,10 @@ False
 False"
 }
 
-@test "a criterion with judged_by is judged only in runs where its premise held, measured again when the first did not, and flagged when none did" {
+@test "a criterion with judged_by is judged only in runs where its premise held: measured again, a run not judged counts short, and one that most runs cannot judge is flagged" {
     # ex04's level2_efficient: judged_by = level2_judged (its kernel within
-    # 25% of an upload). A run that never held says nothing either way.
+    # 0.8-1.25 of an upload). A run that did not hold says nothing by itself,
+    # and a program that spoils its slow runs must not keep its fast ones.
     run python3 - <<'PY'
 import sys
 sys.path.insert(0, "grader")
@@ -226,14 +227,16 @@ def show(o):
     s = rubric.score(r, o, {"efficiency": 1.0})
     c = next(c for c in s["criteria"] if c["name"] == "level2_efficient")
     print(len(o.get("pairs", [])), rubric.fmt(s["points"]), s["status"], c["reason"])
+no = dict(judged=0)
 # not judged at first (a drifted kernel lets a double buffer read 0.95):
-# measured again, and only the runs that were judged decide
-show(again(outcome(0.95, judged=0), [outcome(0.75), outcome(0.95, judged=0), outcome(0.76)]))
-show(again(outcome(0.95, judged=0), [outcome(0.97), outcome(1.2, judged=0), outcome(0.99)]))
-# judged in no run: no points, flagged for the instructor
-show(again(outcome(0.95, judged=0), [outcome(0.95, judged=0)] * 3))
-# a near miss whose runs made again were none judged: its own verdict stands
-show(again(outcome(0.88), [outcome(0.97, judged=0)] * 3))
+# measured again; a run not judged counts short of the bound
+show(again(outcome(0.95, **no), [outcome(0.75), outcome(0.95, **no), outcome(0.76)]))
+show(again(outcome(0.95, **no), [outcome(0.97), outcome(1.2, **no), outcome(0.92)]))
+# judged in fewer than most of the runs made again: flagged, whatever they read
+show(again(outcome(0.86), [outcome(0.86, **no), outcome(0.92), outcome(0.86, **no)]))
+show(again(outcome(0.95, **no), [outcome(0.95, **no)] * 3))
+# a run made again past the model's limit flags, as a first run would
+show(again(outcome(0.88), [outcome(1.5), outcome(1.5), outcome(0.5)]))
 # judged and far short: nothing run again
 print("pairs" in again(outcome(0.5), []))
 try:
@@ -242,12 +245,13 @@ except rubric.RubricError as e:
     print(e)
 PY
     assert_success
-    assert_line --index 0 "3 12 partial level2_efficiency 0.95; measured again 3 times, 2 judged: the median run 0.755, needs >= 0.9"
-    assert_line --index 1 "3 16 passed level2_efficiency 0.95; measured again 3 times, 2 judged: the median run 0.98, limit >= 0.9"
-    assert_line --index 2 "3 12 flagged not judged: level2_judged was 0 in any of the 4 runs (the exercise's premise did not hold: its report says why): flagged for the instructor to grade again on a quiet GPU, not awarded"
-    assert_line --index 3 "3 12 partial level2_efficiency 0.88, needs >= 0.9; measured again 3 times, none judged (level2_judged not 1): this run's verdict stands"
-    assert_line --index 4 "False"
-    assert_line --index 5 "tests/fixtures/grading/judged-correctness.ini [outputs]: judged_by is for a concept criterion (a wrong result is wrong whatever the machine did)"
+    assert_line --index 0 "3 12 partial level2_efficiency 0.95; measured again 3 times, 1 not judged and counted short of the bound: the median run 0.75, needs >= 0.9"
+    assert_line --index 1 "3 16 passed level2_efficiency 0.95; measured again 3 times, 1 not judged and counted short of the bound: the median run 0.92, limit >= 0.9"
+    assert_line --index 2 --regexp "^3 12 flagged not judged: level2_judged was 1 in 1 of the 3 runs made again, not in most "
+    assert_line --index 3 --regexp "^3 12 flagged not judged: level2_judged was 1 in 0 of the 3 runs made again"
+    assert_line --index 4 "3 12 flagged measured again 3 times: the median run's level2_efficiency 1.5 is beyond what the model allows (<= 1.3, its tolerance included): flagged for the instructor, not awarded"
+    assert_line --index 5 "False"
+    assert_line --index 6 "tests/fixtures/grading/judged-correctness.ini [outputs]: judged_by is for a concept criterion (a wrong result is wrong whatever the machine did)"
 }
 
 @test "a run made again that does not finish leaves the first verdict; a flagged one flags the exercise; a reference run that does not finish drops its pair only" {

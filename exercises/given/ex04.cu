@@ -152,11 +152,15 @@ static const verdict LEVEL2_EFFICIENT = {
     "and what would lift it within the room of two batches? See TODO(student) in run_level2()"};
 
 enum { WARMUP = 1, STAGE_REPEAT = 4, MAX_SEEN = 64, LEVELS = 2 };
-/* Level two's premise, its kernel as long as an upload (k = h), within 25%
- * either way, the median round's own k / h: a double buffer's best is then
- * at most 85% of the ideal (n = 16, c' = d = h: (2 + 16r) / (8 (2 + r)) at
- * r = 1.25, 79% at 1 / 1.25), under the 90% that LEVEL2_EFFICIENT asks, so
- * the level still tells the designs apart. On seven H100s the kernel
+/* Level two's premise, its kernel as long as an upload (k = h), from 0.8 to
+ * 1.25 x h, the median round's own k / h: a double buffer's best is then at
+ * most 85% of the ideal (n = 16, c' = d = h, r = k / h: (2 + 16r) / (8 (2 +
+ * r)) for r >= 1, 85% at 1.25; (17 + r) / (8 (2 + r)) below, 79% at 0.8),
+ * under the 90% that LEVEL2_EFFICIENT asks, so the level still tells the
+ * designs apart. (A slow c' raises that best as well: c' read 1.06-1.45 h
+ * in the same runs, and the double buffer's bound, level2_two_stream_bound,
+ * reached 0.9 in 4 of 217 with the kernel held; no check here: a c' timed
+ * high is not the kernel's drift, and rescaling cannot undo it.) On seven H100s the kernel
  * calibrated at the start ran at 1.2-1.8 h in 10 of 217 runs of the
  * reference solution (kernel_vs_calibrated read the same factor at level
  * one): hence level two's kernel is rescaled from level one's rounds, and
@@ -165,8 +169,8 @@ static const verdict LEVEL2_KERNEL_HELD = {
     "level2_kernel_held", 1 / 1.25, 1.25, "x",
     "level two's kernel did not run as long as an upload in any attempt, so its efficiency was "
     "not judged (a double buffer passes with a long kernel): another process used the GPU or "
-    "its link while the stages were timed (the machine's probe above), or the student's code "
-    "did. Run it again on a quiet GPU"};
+    "its link while the stages were timed (the machine's probe above), or your code did. Run "
+    "it again on a quiet GPU"};
 
 /* The ways of a round: the stages alone, the serial run, the student's. */
 enum { H2D, KERNEL, D2H, BESIDE, SERIAL, YOURS, WAYS };
@@ -479,11 +483,13 @@ static measured measure_level2(lab_run *lab, level *lv, int rounds, int engines,
     for (*attempts = 1;; ++*attempts) {
         m = measure_in_rounds(lab, lv, rounds, engines);
         *held = verdict_holds(&LEVEL2_KERNEL_HELD, m.kernel_ratio.median);
+        if (!*held) { /* each attempt that did not hold, the last too */
+            size_t used = strlen(why);
+            snprintf(why + used, sizeof why - used, "%sattempt %d: the kernel ran at %.2f h, "
+                     "not 0.8-1.25 h", used ? "; " : "", *attempts, m.kernel_ratio.median);
+        }
         if (*held || *attempts > lab->opt.retries || grading_check())
             break;
-        size_t used = strlen(why);
-        snprintf(why + used, sizeof why - used, "%sattempt %d: the kernel ran at %.2f h",
-                 used ? "; " : "", *attempts, m.kernel_ratio.median);
         lv->steps = rescaled(lv->steps, m.kernel_ratio.median);
     }
     report_attempts(lab->r, "level two", *attempts, *held, why);

@@ -392,9 +392,10 @@ double rubric_score(const rubric *r, const char *const *names, const double *val
             if (c->concept && !outside_physics(c, v) && !judged(c, names, values, n)) {
                 /* rubric.py's _unjudged, for one run: the grader measures again first */
                 o->flagged = 1;
-                snprintf(o->reason, sizeof o->reason, "not judged: %s was 0 in 1 run (the "
-                         "exercise's premise did not hold: its report says why): flagged for the "
-                         "instructor to grade again on a quiet GPU, not awarded", c->judged_by);
+                snprintf(o->reason, sizeof o->reason, "not judged: %s was not 1 in this run (the "
+                         "exercise's premise did not hold: its report says why): not awarded, and "
+                         "flagged for the instructor; the grader measures such a run again, and a "
+                         "run on a quiet GPU is judged", c->judged_by);
                 continue;
             }
             o->passed = judge(c, v, o->reason, sizeof o->reason);

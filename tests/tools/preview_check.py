@@ -10,8 +10,9 @@ pass measured, scores its metrics with both against RUBRICS_DIR/exNN.ini
 second level), as one run without a reference
 solution: as recorded, then with each criterion's metric set exactly on its
 bound (and on and past its model_limit), and with it missing; a criterion
-with judged_by, with that metric 0 and missing. Prints how many it
-compared; exits 1 naming the first run and metrics on which the two differ.
+with judged_by, with that metric 0 and missing: the same points, and the
+same criteria flagged. Prints how many it compared; exits 1 naming the
+first run and metrics on which the two differ.
 """
 import json
 import subprocess
@@ -54,12 +55,14 @@ def main(tool, recorded, rubrics=ROOT / "grader" / "rubrics"):
         for metrics in variants(rb, numbers):
             one_run = dict(outcome, measure=dict(measure, metrics=metrics), check=None)
             py = rubric.score(rb, one_run, None)
-            want = [f"{c['name']} {rubric.fmt(c['points'])}" for c in py["criteria"]]
+            want = [f"{c['name']} {rubric.fmt(c['points'])}" + (" flagged" if c.get("flag") else "")
+                    for c in py["criteria"]]
             want += [f"level-{x['level']} {rubric.fmt(x['points'])}" for x in py.get("levels", [])]
             want.append(f"total {rubric.fmt(py['points'])}")
             out = subprocess.run([tool, str(ini)] + [f"{k}={v!r}" for k, v in metrics.items()],
                                  capture_output=True, text=True, check=True).stdout
-            got = [" ".join(line.split()[:2]) for line in out.splitlines()]
+            got = [" ".join(w[:2] + ["flagged"] * (w[2:3] == ["flagged:"]))
+                   for w in (line.split() for line in out.splitlines())]
             if got != want:
                 sys.exit(f"{path} with {metrics}: the preview gives {got}, the grader {want}")
             compared += 1
