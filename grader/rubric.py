@@ -293,19 +293,20 @@ def again_value(criterion, pairs, spoilt=0):
 
 
 def _judge(criterion, value, reference, pairs=None, spoilt=0):
-    """(passed, text, flag) for one value; flag: outside_physics's text when
-    the value, or the median of the runs made again, lies past the model. With `pairs` (the grader measured the
-    student again, PAIRS_AGAIN times, after a concept criterion fell just
-    short: grade.py's measure_again), the new measurements decide: a
-    criterion relative to the solution reads the median of the per-pair
-    ratios (the reference was measured again too, each time right before
-    the student: both sides met the same moment of the machine), any other
-    the median of the new values (each run of the program measures its own
-    baseline and model afresh, round by round). A pass never comes from the
-    first measurement read again, nor from the best of several. `spoilt`:
-    runs made again that could not judge the criterion (judged), left out
-    of `pairs` and counted short of the bound in the median, so that a
-    program cannot keep its fast runs by spoiling its slow ones."""
+    """(passed, text, flag) for one value; flag: outside_physics's text when the
+    value, or the median of the runs made again, lies past the model. With
+    `pairs` (the grader measured the student again, PAIRS_AGAIN times,
+    after a concept criterion fell just short: grade.py's measure_again),
+    the new measurements decide: a criterion relative to the solution reads
+    the median of the per-pair ratios (the reference was measured again
+    too, each time right before the student: both sides met the same moment
+    of the machine), any other the median of the new values (each run of
+    the program measures its own baseline and model afresh, round by
+    round). A pass never comes from the first measurement read again, nor
+    from the best of several. `spoilt`: runs made again that could not
+    judge the criterion (judged), left out of `pairs` and counted short of
+    the bound in the median, so that a program cannot keep its fast runs by
+    spoiling its slow ones."""
     metric = criterion["metric"]
     if value is None:
         return False, f"{metric} not measured (the harness printed no such value)", None

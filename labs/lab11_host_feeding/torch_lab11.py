@@ -156,10 +156,11 @@ base = torch.arange(N, dtype=torch.int64, device="cuda") * 0x85EBCA6B  # below 2
 a_lo, a_hi, c_of = expected_maps()  # a in 16-bit halves: a x0 without int64 overflow
 x = data[(1, 0)][0].pin_memory()
 c_ms = lab.median_ms(lambda: x.to("cuda", non_blocking=True))
-lab.setup("cpu_cores", os.cpu_count(), "w workers prepare at most min(w, cores) batches at once")
+# the cores this process may run on (its affinity: a batch job's share), not the machine's
+cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+lab.setup("cpu_cores", cores, "w workers prepare at most min(w, cores) batches at once")
 lab.setup("prep_ms", round(p_ms, 3), f"P: one batch's __getitem__ on one core ({data.rounds} rounds)")
 lab.setup("copy_ms", round(c_ms, 3), "C: one batch's copy from pinned memory")
-cores = os.cpu_count() or 1
 ways = {"serial": (0, True), "num_workers=0": (0, False), "num_workers=2": (2, False),
         "num_workers=4": (4, False)}
 loaders = {name: DataLoader(data, sampler=keys, batch_size=None, num_workers=w, pin_memory=True,
