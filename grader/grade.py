@@ -432,24 +432,25 @@ PAIRS_AGAIN = 3
 
 
 def measure_again(rubric, outcome, ref_outcome, measure_reference, measure_student):
-    """When the student's measure pass failed a concept criterion by no more
-    than a busy moment can explain (rubric.near_bound), or could not judge
-    one (rubric.judged: the exercise's premise did not hold in the run), and
-    nothing else stops its scoring, run it again PAIRS_AGAIN times, each time right after
-    the reference solution's when a criterion relative to it is among those
-    (measure_reference: None when no reference solution runs), and keep the
-    runs in outcome["pairs"]: the rubric then judges every concept criterion
-    on them, the median per-pair ratio or the median run (rubric._judge). A
-    pass never comes from a retry alone: every run measures its own baseline
-    and model afresh, and the reference is measured again beside the
-    student; the median of the new runs decides, whatever the first said.
-    A run of the student's that does not finish (a crash, a timeout, a
-    harness that stops) ends the measuring again and the first run's verdict
-    stands: were such runs left out, a program that times itself and quits
-    when slow would keep only its fast runs. A reference run that does not
-    finish leaves out its pair alone: that is not the student's doing. A
-    run made again that the grader flags flags the exercise, as the first
-    would have."""
+    """When the student's measure pass failed a concept criterion by no more than
+    a busy moment can explain (rubric.near_bound), or could not judge one
+    (rubric.judged: the exercise's premise did not hold in the run), and
+    nothing else stops its scoring, run it again PAIRS_AGAIN times, each
+    time right after the reference solution's when a criterion relative to
+    it is among those (measure_reference: None when no reference solution
+    runs), and keep the runs in outcome["pairs"]: the rubric then judges
+    every concept criterion on them, the median per-pair ratio or the
+    median run (rubric._judge). A pass never comes from a retry alone:
+    every run measures its own baseline and model afresh, and the reference
+    is measured again beside the student; the median of the new runs
+    decides, whatever the first said, a run that cannot judge a criterion
+    counting short of its bound (rubric._judge). A run of the student's that does not
+    finish (a crash, a timeout, a harness that stops) ends the measuring
+    again and the first run's verdict stands: were such runs left out, a
+    program that times itself and quits when slow would keep only its fast
+    runs. A reference run that does not finish leaves out its pair alone:
+    that is not the student's doing. A run made again that the grader flags
+    flags the exercise, as the first would have."""
     ref_ok = bool(ref_outcome) and (ref_outcome.get("measure") or {}).get("status") == "ok"
     ref_metrics = ref_outcome["measure"]["metrics"] if ref_ok else None
     mine = (outcome.get("measure") or {}).get("metrics")
@@ -458,7 +459,7 @@ def measure_again(rubric, outcome, ref_outcome, measure_reference, measure_stude
               if not r["passed"] and not r["reason"].startswith("not scored")}
     near = [c for c in rubric["criteria"] if c["name"] in failed and (
         rubrics.near_bound(c, mine, ref_metrics) or not rubrics.judged(c, mine))]
-    # a criterion not judged is flagged only once no run made again judged it
+    # a criterion not judged is flagged only once most runs made again were not judged either
     flagged = scored["status"] == rubrics.FLAGGED and not (
         scored.get("flags") and all(r.get("unjudged") for r in scored["criteria"]
                                     if r.get("flag")))

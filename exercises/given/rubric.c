@@ -229,7 +229,8 @@ static int criterion(const section *s, rubric_criterion *c, const char *path, ch
     if (get(s, "judged_by") && !c->concept)
         return say(why, size, "%s [%s]: judged_by is for a concept criterion (a wrong result is "
                    "wrong whatever the machine did)", path, s->name);
-    snprintf(c->judged_by, sizeof c->judged_by, "%s", get(s, "judged_by") ? get(s, "judged_by") : "");
+    const char *judged_by = get(s, "judged_by");
+    snprintf(c->judged_by, sizeof c->judged_by, "%s", judged_by ? judged_by : "");
     snprintf(c->name, sizeof c->name, "%s", s->name);
     snprintf(c->metric, sizeof c->metric, "%s", get(s, "metric"));
     snprintf(c->what, sizeof c->what, "%s", get(s, "what"));
