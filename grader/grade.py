@@ -444,13 +444,13 @@ def measure_again(rubric, outcome, ref_outcome, measure_reference, measure_stude
     every run measures its own baseline and model afresh, and the reference
     is measured again beside the student; the median of the new runs
     decides, whatever the first said, a run that cannot judge a criterion
-    counting short of its bound (rubric._judge). A run of the student's that does not
-    finish (a crash, a timeout, a harness that stops) ends the measuring
-    again and the first run's verdict stands: were such runs left out, a
-    program that times itself and quits when slow would keep only its fast
-    runs. A reference run that does not finish leaves out its pair alone:
-    that is not the student's doing. A run made again that the grader flags
-    flags the exercise, as the first would have."""
+    counting short of its bound (rubric._judge). A run of the student's
+    that does not finish (a crash, a timeout, a harness that stops) ends
+    the measuring again and the first run's verdict stands: were such runs
+    left out, a program that times itself and quits when slow would keep
+    only its fast runs. A reference run that does not finish leaves out its
+    pair alone: that is not the student's doing. A run made again that the
+    grader flags flags the exercise, as the first would have."""
     ref_ok = bool(ref_outcome) and (ref_outcome.get("measure") or {}).get("status") == "ok"
     ref_metrics = ref_outcome["measure"]["metrics"] if ref_ok else None
     mine = (outcome.get("measure") or {}).get("metrics")

@@ -314,15 +314,13 @@ def _judge(criterion, value, reference, pairs=None, spoilt=0):
     if flag:
         return False, flag, flag
     n = len(pairs or []) + spoilt
-    again = (f"{n} time{'s' if n != 1 else ''}"
-             + (f", {spoilt} not judged and counted short of the bound" if spoilt else ""))
+    short = f", {spoilt} not judged and counted short of the bound" if spoilt else ""
     ratio = (paired_ratio(criterion, pairs, spoilt)
              if pairs and criterion["relative"] is not None else None)
     if ratio is not None:
         ok = ratio >= criterion["relative"]
         return ok, (f"{metric} {fmt(value)}; measured again beside the reference solution, "
-                    f"{n} pair{'s' if n != 1 else ''} in turn{again[len(str(n)) + 6:]}: the "
-                    f"median pair "
+                    f"{n} pair{'s' if n != 1 else ''} in turn{short}: the median pair "
                     f"{fmt_beside(ratio, criterion['relative'])} x the reference's, "
                     f"{'limit' if ok else 'needs'} >= {fmt(criterion['relative'])}"), None
     bound, why = _threshold(criterion, reference)
@@ -330,10 +328,11 @@ def _judge(criterion, value, reference, pairs=None, spoilt=0):
               if pairs and criterion["relative"] is None else None)
     what = metric
     if median is not None:
-        what, value = f"{metric} {fmt(value)}; measured again {again}: the median run", median
+        again = f"measured again {n} time{'s' if n != 1 else ''}{short}"
+        what, value = f"{metric} {fmt(value)}; {again}: the median run", median
         flag = outside_physics(criterion, value)
         if flag:   # the runs made again are held to the model as the first one was
-            return False, f"measured again {again}: the median run's {flag}", flag
+            return False, f"{again}: the median run's {flag}", flag
     ok = value <= bound if criterion["max"] is not None else value >= bound
     sign = "<=" if criterion["max"] is not None else ">="
     return ok, (f"{what} {fmt_beside(value, bound)}, {'limit' if ok else 'needs'} {sign} "
