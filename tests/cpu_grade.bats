@@ -209,8 +209,9 @@ False"
 }
 
 @test "a criterion with judged_by is judged only in runs where its premise held: measured again, a run not judged counts short, and one that most runs cannot judge is flagged" {
-    # ex04's level2_efficient: judged_by = level2_judged (its kernel within
-    # 0.8-1.25 of an upload). A run that did not hold says nothing by itself,
+    # ex04's level2_efficient: judged_by = level2_judged (enough of its rounds
+    # could tell a double buffer from a deeper pipeline). A run that could
+    # not says nothing by itself,
     # and a program that spoils its slow runs must not keep its fast ones.
     run python3 - <<'PY'
 import sys

@@ -372,6 +372,8 @@ PY
     run row level1-only ex04
     echo "# level1-only ex04: level2_efficiency $(metric level1-only ex04 level2_efficiency)," \
         "its kernel at $(metric level1-only ex04 level2_kernel_ratio) h," \
+        "$(metric level1-only ex04 level2_rounds_counted) of" \
+        "$(metric level1-only ex04 level2_rounds) rounds counted," \
         "$(metric level1-only ex04 level2_attempts) attempt(s)" >&3
     assert_output --partial "12/16,partial,level2_efficient: level2_efficiency"
     run metric level1-only ex04 level2_streams

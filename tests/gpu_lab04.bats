@@ -207,7 +207,7 @@ PY
         run ./sol04
         assert_success
         assert_output --partial "observed: yes pipeline_efficient"
-        assert_output --partial "observed: yes level2_kernel_held"
+        assert_output --partial "observed: yes level2_rounds_counted"
         assert_output --partial "observed: yes level2_efficient"
         assert_output --partial "total: 16 of 16 points for this run"
         ./sol04 --json >"$BATS_TEST_TMPDIR/s.json"
