@@ -69,6 +69,7 @@ typedef struct {
     tally outputs;            /* every output of every run */
     /* what one attempt measured: the stages, then the variants (time n 0: not run) */
     stats stages[STAGES], time[N_VARIANTS], speedup[N_VARIANTS];
+    stats serial_fit; /* the serial run over n(h+k+d), each round's own stages */
     stats chunk_h[MAX_STREAMS + 1];    /* an upload of 1/C of a batch, for each C measured */
     batch_stage_ms t[MAX_STREAMS + 1]; /* the model's stage times per item of 1/C batch: t[C] */
     double eff[N_VARIANTS];   /* speedup / the ideal speedup at the variant's chunks */
@@ -278,6 +279,12 @@ static int attempt_pipeline(void *ctx, double *spread)
             p->best = i, best_eff = e;
     }
     p->time[0] = stats_of(serial_ms, rounds);
+    double *fit = eff; /* its room, for the serial run over each round's own model */
+    for (int r = 0; r < rounds; r++) {
+        batch_stage_ms batch = stages_in_round(ms, rounds, first_of[1], r, p->engines);
+        fit[r] = serial_ms[r] / (p->b.n * (batch.h + batch.k + batch.d));
+    }
+    p->serial_fit = stats_of(fit, rounds);
     free(eff);
     free(ms); /* the serial run was checked in the rounds: not again */
     way serial = {p, 0, 0, 0};
@@ -299,8 +306,10 @@ static void report_variants(report *r, const pipeline *p)
             continue;
         double predicted = predicted_ms(p, &variants[i].sh, &model);
         report_compare(r, name, "time", model, predicted, &p->time[i], "ms");
-        if (i == 0)
-            continue; /* the serial run: what the speedups are over */
+        if (i == 0) { /* the serial run: what the speedups are over */
+            report_stats(r, name, "time_over_model", &p->serial_fit, "x");
+            continue;
+        }
         report_compare(r, name, "speedup", "serial / predicted",
                        p->b.n * (p->t[1].h + p->t[1].k + p->t[1].d) / predicted, &p->speedup[i],
                        "x");
