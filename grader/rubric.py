@@ -236,8 +236,9 @@ def judged(criterion, metrics):
     """Whether a run's `metrics` may judge the criterion: always, unless it
     names a judged_by metric, which must then be 1. An exercise sets that
     metric to 0 when what its criterion tells apart did not hold in the run
-    (ex04's level two: its kernel as long as an upload, which it measures
-    again itself first): such a run says nothing either way, so it neither
+    (ex04's level two: too few rounds in which a double buffer falls short
+    of the target, after it measured again itself): such a run says nothing
+    either way, so it neither
     passes nor fails the criterion; grade.py measures again (measure_again),
     and a criterion that no run could judge is flagged for the instructor.
     A run without the metric (recorded before its program printed it) is

@@ -201,27 +201,33 @@ PY
 
 # At the default size, as lab04's effect is: --quick's smaller batches
 # reached 81% once on an H100 machine where the default run reached 100%.
+# A run whose level two found too few rounds that count (a double buffer's
+# best over 84%, or the serial run off its stages: another process, or
+# this machine's copies) is not judged and exits 4, saying so: 1 of 11
+# quiet runs on one H100 (docs/results/h100-grading/README.md). Such a run
+# is held to saying why, and at least one run must be judged.
 @test "sol04 double-buffers with two sets, and at level two pipelines 4 streams, each reaching 90% of the ideal speedup" {
     [ -x ./sol04 ] || skip "solutions/ withheld"
+    local judged=0
     for run_no in $(runs); do
         echo "# run $run_no of $REPEATS"
         run ./sol04
-        assert_success
         assert_output --partial "observed: yes pipeline_efficient"
+        assert_output --regexp "your pipeline +buffer_sets +2 count"
+        assert_output --regexp "your level-2 pipeline +streams +4 count"
+        # the reference has predicted: the model's bound for a double buffer is shown
+        assert_output --regexp "two streams, whole +efficiency_bound"
+        if [ "$status" -eq 4 ] && [[ "$output" == *"observed: NO  level2_rounds_counted"* ]]; then
+            assert_output --partial "not judged: level2_efficient"
+            assert_output --partial "level two: measured"
+            echo "# run $run_no: level two not judged, too few rounds counted" >&3
+            continue
+        fi
+        judged=$((judged + 1))
+        assert_success
         assert_output --partial "observed: yes level2_rounds_counted"
         assert_output --partial "observed: yes level2_efficient"
         assert_output --partial "total: 16 of 16 points for this run"
-        ./sol04 --json >"$BATS_TEST_TMPDIR/s.json"
-        run report value "$BATS_TEST_TMPDIR/s.json" "your pipeline" buffer_sets
-        assert_output "2"
-        efficiency=$(report value "$BATS_TEST_TMPDIR/s.json" "your pipeline" efficiency)
-        ok "$efficiency >= 90" "sol04 efficiency $efficiency%"
-        run report value "$BATS_TEST_TMPDIR/s.json" "your level-2 pipeline" streams
-        assert_output "4"
-        efficiency=$(report value "$BATS_TEST_TMPDIR/s.json" "your level-2 pipeline" efficiency)
-        ok "$efficiency >= 90" "sol04 level-2 efficiency $efficiency%"
-        # the reference has predicted: the model's bound for a double buffer is shown
-        run report value "$BATS_TEST_TMPDIR/s.json" "two streams, whole" efficiency_bound
-        assert_success
     done
+    ok "$judged >= 1" "no run of sol04 judged its level two"
 }
