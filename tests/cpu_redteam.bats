@@ -25,11 +25,20 @@ setup_file() {
     [ -z "$prebuilt" ] || cp -a "$prebuilt" "$BATS_FILE_TMPDIR/build"
     make -s --no-print-directory ARCH=sm_90 BUILD="$BATS_FILE_TMPDIR/build" grade-flags \
         >"$flags" 2>&1 || return 0 # each test that needs it fails, naming the build
-    local nvcc lib ldlibs cflags f
+    local nvcc lib ldlibs cflags f given
     nvcc=$(sed -n 's/^NVCC=//p' "$flags")
     cflags=$(sed -n 's/^EX_NVCCFLAGS=//p' "$flags")
     lib=$(sed -n 's/^LIB=//p' "$flags")
     ldlibs=$(sed -n 's/^LDLIBS=//p' "$flags")
+    given=$(sed -n 's/^GRADING_OBJ=//p' "$flags")
+    # the given programs' grading_value() called twice with one name, as
+    # give-metric-twice's code and then its program would
+    printf '#include "grading.h"\nint main(void)\n{\n    grading_value("speedup", 1);\n    %s\n}\n' \
+        'grading_value("speedup", 2);' >"$BATS_FILE_TMPDIR/twice.cu"
+    mkdir -p "$DRIVERS"
+    # shellcheck disable=SC2086 # flags are words
+    "$nvcc" $cflags -o "$DRIVERS/twice" "$BATS_FILE_TMPDIR/twice.cu" $given "$lib" $ldlibs \
+        >"$DRIVERS/twice.log" 2>&1 || true # its test fails, naming the build
     for f in read-environment files-read-hidden files-write-outside process-daemon process-fork-bomb \
         report-hostile-text; do
         mkdir -p "$DRIVERS/$f"
@@ -101,6 +110,13 @@ EOF2
     assert_failure
     assert_output --partial "ex01_default_stream.cu includes solutions/ex01_default_stream.cu, outside its own folder"
     [ ! -e "$BATS_TEST_TMPDIR/ex01" ] || fail "it was linked"
+}
+
+@test "a metric given twice (the student's code calling the program's grading_value) ends the run as wrong, naming it" {
+    [ -x "$DRIVERS/twice" ] || fail "the test program did not build: $(tail -3 "$DRIVERS/twice.log")"
+    run "$DRIVERS/twice"
+    assert_failure 1
+    assert_output --partial "the metric speedup was given twice"
 }
 
 @test "a submission looking for the token finds it in no environment, no other process and no stdin" {

@@ -96,6 +96,10 @@ void grading_value(const char *name, double value)
 {
     if (grading.n == GRADING_MAX_VALUES)
         fail_wrong("more than %d metrics (GRADING_MAX_VALUES)", GRADING_MAX_VALUES);
+    for (int i = 0; i < grading.n; i++)
+        if (strcmp(grading.name[i], name) == 0)
+            fail_wrong("the metric %s was given twice: the program gives each once, and the "
+                       "student's code gives none", name);
     grading.name[grading.n] = name;
     grading.withheld[grading.n] = 0;
     grading.value[grading.n++] = value;

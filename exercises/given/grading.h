@@ -79,7 +79,10 @@ void grading_begin(lab_run *run, int argc, char **argv, const program_info *prog
 /* 1 in the check pass (--check): small sizes, checks only. */
 int grading_check(void);
 
-/* A metric, by the name the rubric gives it. */
+/* A metric, by the name the rubric gives it, once a run: a name given twice
+ * (the student's code calling this before or after the program) ends the
+ * run as wrong, so that the grader's line and the points preview read the
+ * program's number, the one number there is. */
 void grading_value(const char *name, double value);
 
 /* A metric whose number would give a level-two answer away (the distance
