@@ -79,7 +79,7 @@ rewrite-atexit ex01 0/16,error
 give-metric-twice ex01 0/16,error
 EOF
     run row give-metric-twice ex01 "$ALL/grades.csv"
-    assert_output --partial "the metric level2_launches_wrong was given twice"
+    assert_output --partial "the metric level2_speedup_vs_per_thread was given twice"
 }
 
 @test "reaching files: nothing hidden is read, nothing outside scratch written, nothing left for the next run" {
