@@ -448,9 +448,12 @@ def measure_again(rubric, outcome, ref_outcome, measure_reference, measure_stude
     that does not finish (a crash, a timeout, a harness that stops) ends
     the measuring again and the first run's verdict stands: were such runs
     left out, a program that times itself and quits when slow would keep
-    only its fast runs. A reference run that does not finish leaves out its
-    pair alone: that is not the student's doing. A run made again that the
-    grader flags flags the exercise, as the first would have."""
+    only its fast runs. A reference run that does not finish leaves its
+    pair without a reference (that is not the student's doing): a relative
+    criterion reads the pairs that have one, and where none has, its first
+    run's verdict stands; a criterion with a bound of its own reads every
+    run of the student's. A run made again that the grader flags flags the
+    exercise, as the first would have."""
     ref_ok = bool(ref_outcome) and (ref_outcome.get("measure") or {}).get("status") == "ok"
     ref_metrics = ref_outcome["measure"]["metrics"] if ref_ok else None
     mine = (outcome.get("measure") or {}).get("metrics")
@@ -478,9 +481,9 @@ def measure_again(rubric, outcome, ref_outcome, measure_reference, measure_stude
                 f"run {run} of {PAIRS_AGAIN} made again ended: {again.get('status', 'error')}"
                 f" ({again.get('detail') or 'no detail'}), so the first run's verdict stands")
             return
-        if not beside or ref.get("status") == "ok":
-            pairs.append({"reference": ref.get("metrics"), "student": again["metrics"]})
-    outcome["pairs"] = pairs   # [] when no reference run finished: the first run's verdict stands
+        pairs.append({"reference": ref.get("metrics") if ref.get("status") == "ok" else None,
+                      "student": again["metrics"]})
+    outcome["pairs"] = pairs
 
 
 def builds_only(config, jobs, single, why):

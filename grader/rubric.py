@@ -336,6 +336,9 @@ def _judge(criterion, value, reference, pairs=None, spoilt=0):
             return False, f"{again}: the median run's {flag}", flag
     ok = value <= bound if criterion["max"] is not None else value >= bound
     sign = "<=" if criterion["max"] is not None else ">="
+    if pairs and criterion["relative"] is not None:   # and no pair had a reference
+        why += (f"; measured again {n} time{'s' if n != 1 else ''}, but no reference run "
+                "finished beside them, so the first run's verdict stands")
     return ok, (f"{what} {fmt_beside(value, bound)}, {'limit' if ok else 'needs'} {sign} "
                 f"{fmt(bound)}{why}"), None
 

@@ -255,7 +255,7 @@ PY
     assert_line --index 6 "tests/fixtures/grading/judged-correctness.ini [outputs]: judged_by is for a concept criterion (a wrong result is wrong whatever the machine did)"
 }
 
-@test "a run made again that does not finish leaves the first verdict; a flagged one flags the exercise; a reference run that does not finish drops its pair only" {
+@test "a run made again that does not finish leaves the first verdict; a flagged one flags the exercise; a reference run that does not finish leaves its pair without a reference" {
     # Were unfinished runs left out, a program that times itself and quits
     # when slow would be judged on its fast runs alone.
     run python3 - <<'PY'
@@ -281,11 +281,25 @@ o = ex08(0.8)
 ref = iter([ex08(0.98), ex08(0, status="timed_out", detail="timed out after 60 s"), ex08(0.97)])
 grade.measure_again(r8, o, ex08(0.98), lambda: next(ref), lambda: ex08(0.96))
 print(len(o["pairs"]), rubric.fmt(rubric.score(r8, o, {"efficiency": 0.98})["points"]))
+# ex04, both near: efficient (relative) and level two (a bound of its own);
+# no reference run finishes: efficient keeps its first verdict, level two
+# reads the student's runs made again (before, all of them were dropped)
+o = ex04(0.88, efficiency=0.85)
+grade.measure_again(r4, o, ex04(1.0), lambda: ex04(0, status="timed_out", detail="timed out"),
+                    lambda: ex04(0.97, efficiency=0.86))
+s = rubric.score(r4, o, {"efficiency": 1.0})
+print(len(o["pairs"]), rubric.fmt(s["points"]))
+for c in s["criteria"]:
+    if c["name"] in ("efficient", "level2_efficient"):
+        print(c["name"], c["reason"])
 PY
     assert_success
     assert_output "False 12 level2_efficiency 0.88, needs >= 0.9; not measured again: run 2 of 3 made again ended: crashed (crashed: killed by SIGABRT), so the first run's verdict stands
 flagged
-2 10"
+3 10
+3 12
+efficient efficiency 0.85, needs >= 0.9 (0.9 x the reference solution's 1, measured in this run); measured again 3 times, but no reference run finished beside them, so the first run's verdict stands
+level2_efficient level2_efficiency 0.88; measured again 3 times: the median run 0.97, limit >= 0.9"
 }
 
 @test "a reference solution short of full marks is reported: the GPU may be busy" {
