@@ -173,7 +173,10 @@ enum { WARMUP = 1, STAGE_REPEAT = 4, MAX_SEEN = 64, LEVELS = 2 };
  *     on all their rounds, with its kernel at 0.8-1.25 h, and in none of the
  *     same runs read again on the rounds that counted. (At 20%, a round whose
  *     serial run read 1.18 x its stages counted, and a double buffer read
- *     1.12 x its best there.) */
+ *     1.12 x its best there.) Not closed: code of the student's that leaves
+ *     GPU work running after a slow run of its own could stretch the stages
+ *     timed after it in that round, so that the round does not count
+ *     (tests/fixtures/redteam/README.md). */
 static const struct {
     double double_buffer_max, serial_fit;
 } ROUND_COUNTS = {0.84, 0.10};
