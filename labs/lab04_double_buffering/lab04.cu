@@ -171,6 +171,7 @@ static void report_model(report *r, const pipeline *p)
                 p->engines >= 2 ? "(h+k+d) + (n-1) max(c',k): both copies beside a kernel"
                                 : "max(n(h+d), h+d+nk): one copy at a time");
     report_value(r, "model", "ideal_speedup", serial / ideal, "x");
+    report_stats(r, "serial", "time_over_model", &p->serial_fit, "x"); /* each round's own */
     report_value(r, "model", "speedup_limit", (t.h + t.k + t.d) /
                  (p->engines >= 2 ? fmax(t.beside, t.k) : fmax(t.h + t.d, t.k)), "x");
 }
@@ -279,12 +280,11 @@ static int attempt_pipeline(void *ctx, double *spread)
             p->best = i, best_eff = e;
     }
     p->time[0] = stats_of(serial_ms, rounds);
-    double *fit = eff; /* its room, for the serial run over each round's own model */
-    for (int r = 0; r < rounds; r++) {
+    for (int r = 0; r < rounds; r++) { /* eff's room again: the serial run over its model */
         batch_stage_ms batch = stages_in_round(ms, rounds, first_of[1], r, p->engines);
-        fit[r] = serial_ms[r] / (p->b.n * (batch.h + batch.k + batch.d));
+        eff[r] = serial_ms[r] / (p->b.n * (batch.h + batch.k + batch.d));
     }
-    p->serial_fit = stats_of(fit, rounds);
+    p->serial_fit = stats_of(eff, rounds);
     free(eff);
     free(ms); /* the serial run was checked in the rounds: not again */
     way serial = {p, 0, 0, 0};
@@ -306,10 +306,8 @@ static void report_variants(report *r, const pipeline *p)
             continue;
         double predicted = predicted_ms(p, &variants[i].sh, &model);
         report_compare(r, name, "time", model, predicted, &p->time[i], "ms");
-        if (i == 0) { /* the serial run: what the speedups are over */
-            report_stats(r, name, "time_over_model", &p->serial_fit, "x");
-            continue;
-        }
+        if (i == 0)
+            continue; /* the serial run: what the speedups are over */
         report_compare(r, name, "speedup", "serial / predicted",
                        p->b.n * (p->t[1].h + p->t[1].k + p->t[1].d) / predicted, &p->speedup[i],
                        "x");
