@@ -238,9 +238,9 @@ def judged(criterion, metrics):
     metric to 0 when what its criterion tells apart did not hold in the run
     (ex04's level two: too few rounds in which a double buffer falls short
     of the target, after it measured again itself): such a run says nothing
-    either way, so it neither
-    passes nor fails the criterion; grade.py measures again (measure_again),
-    and a criterion that no run could judge is flagged for the instructor.
+    either way, so it neither passes nor fails the criterion; grade.py
+    measures again (measure_again), and a criterion that no run could judge
+    is flagged for the instructor.
     A run without the metric (recorded before its program printed it) is
     judged, as it was then; tests/cpu_grade.bats holds each program to
     printing the metric its rubric names."""
@@ -318,8 +318,9 @@ def _judge(criterion, value, reference, pairs=None, spoilt=0):
     short = f", {spoilt} not judged and counted short of the bound" if spoilt else ""
     ratio = (paired_ratio(criterion, pairs, spoilt)
              if pairs and criterion["relative"] is not None else None)
-    if ratio is not None:
+    if ratio is not None:   # the pairs whose reference run finished
         ok = ratio >= criterion["relative"]
+        n = sum(1 for p in pairs if p.get("reference")) + spoilt
         return ok, (f"{metric} {fmt(value)}; measured again beside the reference solution, "
                     f"{n} pair{'s' if n != 1 else ''} in turn{short}: the median pair "
                     f"{fmt_beside(ratio, criterion['relative'])} x the reference's, "

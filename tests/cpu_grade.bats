@@ -280,7 +280,9 @@ r8 = rubric.load("grader/rubrics/ex08.ini", "ex08")
 o = ex08(0.8)
 ref = iter([ex08(0.98), ex08(0, status="timed_out", detail="timed out after 60 s"), ex08(0.97)])
 grade.measure_again(r8, o, ex08(0.98), lambda: next(ref), lambda: ex08(0.96))
-print(len(o["pairs"]), rubric.fmt(rubric.score(r8, o, {"efficiency": 0.98})["points"]))
+s = rubric.score(r8, o, {"efficiency": 0.98})
+print(len(o["pairs"]), rubric.fmt(s["points"]))
+print(next(c["reason"] for c in s["criteria"] if "in turn" in c["reason"]))
 # ex04, both near: efficient (relative) and level two (a bound of its own);
 # no reference run finishes: efficient keeps its first verdict, level two
 # reads the student's runs made again (before, all of them were dropped)
@@ -297,6 +299,7 @@ PY
     assert_output "False 12 level2_efficiency 0.88, needs >= 0.9; not measured again: run 2 of 3 made again ended: crashed (crashed: killed by SIGABRT), so the first run's verdict stands
 flagged
 3 10
+efficiency 0.8; measured again beside the reference solution, 2 pairs in turn: the median pair 0.985 x the reference's, limit >= 0.9
 3 12
 efficient efficiency 0.85, needs >= 0.9 (0.9 x the reference solution's 1, measured in this run); measured again 3 times, but no reference run finished beside them, so the first run's verdict stands
 level2_efficient level2_efficiency 0.88; measured again 3 times: the median run 0.97, limit >= 0.9"

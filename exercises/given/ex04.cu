@@ -526,12 +526,15 @@ static int rescaled(int steps, double drift)
     return !(s >= 1) ? 1 : s > 1e9 ? 1000000000 : (int)(s + 0.5);
 }
 
-/* How level two's rounds went: attempts made, rounds measured, rounds that
- * counted (ROUND_COUNTS), rounds where a double buffer could reach the
- * target, and whether enough counted to judge it. */
+/* How level two's rounds went: the rounds an attempt measures (as many must
+ * count), attempts made, rounds that counted (ROUND_COUNTS) and rounds where
+ * a double buffer could reach the target. */
 typedef struct {
-    int attempts, rounds, counted, reaches, judged;
+    int rounds, attempts, counted, reaches;
 } level2_count;
+
+/* Judged: as many rounds counted as an attempt measures. */
+static int judged(const level2_count *c) { return c->counted >= c->rounds; }
 
 /* Level two in attempts of `rounds` rounds, keeping the rounds that count,
  * until `rounds` of them have (judged) or --retries more attempts were made
@@ -545,11 +548,11 @@ static measured measure_level2(lab_run *lab, level *lv, int rounds, int engines,
     double *kept = (double *)xmalloc((size_t)WAYS * cap * sizeof *kept), *ms = NULL;
     double *kr = (double *)xmalloc((size_t)rounds * sizeof *kr); /* where the serial run fit */
     char why[4096] = "";
-    *c = (level2_count){0, 0, 0, 0, 0};
-    while (c->attempts < tries && !c->judged) {
+    *c = (level2_count){rounds, 0, 0, 0};
+    while (c->attempts < tries && !judged(c)) {
         free(ms);
         ms = time_rounds(lab, lv, rounds);
-        c->attempts++, c->rounds += rounds;
+        c->attempts++;
         int reaches = 0, strays = 0, fit = 0;
         for (int j = 0; j < rounds; j++) {
             round_model rm = model_of_round(ms, rounds, j, lv->ratio, engines);
@@ -567,22 +570,23 @@ static measured measure_level2(lab_run *lab, level *lv, int rounds, int engines,
             }
         }
         c->reaches += reaches;
-        c->judged = c->counted >= rounds;
+        double drift = fit ? stats_of(kr, fit).median : 1; /* no round fit: none to tell by */
         if (reaches + strays > 0) { /* each attempt with rounds that did not count */
             size_t used = strlen(why);
+            char kernel[64] = "no round's serial run fit";
+            if (fit)
+                snprintf(kernel, sizeof kernel, "the kernel at %.2f h where it fit", drift);
             snprintf(why + used, sizeof why - used, "%sattempt %d: %d of %d rounds counted (%d "
                      "where a double buffer could reach %.0f%%, %d with the serial run off its "
-                     "model by over %.0f%%; the kernel at %.2f h)", used ? "; " : "",
-                     c->attempts, rounds - reaches - strays, rounds, reaches,
-                     LEVEL2_EFFICIENT.min * 100, strays, ROUND_COUNTS.serial_fit * 100,
-                     summarize(ms, rounds, rounds, lv->ratio, engines).kernel_ratio.median);
+                     "model by over %.0f%%; %s)", used ? "; " : "", c->attempts,
+                     rounds - reaches - strays, rounds, reaches, LEVEL2_EFFICIENT.min * 100,
+                     strays, ROUND_COUNTS.serial_fit * 100, kernel);
         }
-        double drift = fit ? stats_of(kr, fit).median : 1; /* no round fit: none to tell by */
-        int again = !c->judged && c->attempts < tries;
+        int again = !judged(c) && c->attempts < tries;
         if (again && !(drift >= LEVEL2_KERNEL_BAND[0] && drift <= LEVEL2_KERNEL_BAND[1]))
             lv->steps = rescaled(lv->steps, drift);
     }
-    report_attempts(lab->r, "level two", c->attempts, c->judged, why);
+    report_attempts(lab->r, "level two", c->attempts, judged(c), why);
     measured m = c->counted ? summarize(kept, cap, c->counted, lv->ratio, engines)
                             : summarize(ms, rounds, rounds, lv->ratio, engines);
     free(kr);
@@ -648,10 +652,11 @@ static void report_level2_model(report *r, const level *lv, const measured *m, i
                     "LEVEL2_PREDICTED_EFFICIENCY)\n");
     }
     /* said once, without measuring again: no attempt changes a machine's copies */
-    if (predicted && !count->judged && 2 * count->reaches > count->rounds)
+    int measured_rounds = count->attempts * count->rounds;
+    if (predicted && !judged(count) && 2 * count->reaches > measured_rounds)
         report_text(r, "  (in %d of %d rounds a double buffer could reach the %.0f%% target: where "
                     "this GPU's copies (c' = %.2f h, %d copy engine%s) always let it, level two "
-                    "cannot tell the designs apart on it)\n", count->reaches, count->rounds,
+                    "cannot tell the designs apart on it)\n", count->reaches, measured_rounds,
                     LEVEL2_EFFICIENT.min * 100, c / h, engines, engines == 1 ? "" : "s");
     report_value(r, lv->yours, "streams", streams, "count");
     report_value(r, lv->yours, "pieces_per_batch", (double)bench.pieces / n, "count");
@@ -723,12 +728,13 @@ int main(int argc, char **argv)
     report_tally(r, "level2_outputs_verified", &lv[1].outputs,
                  "outputs of your level-2 pipeline differ from the CPU reference (every run, "
                  "each on fresh inputs)");
+    int measured_rounds = count.attempts * rounds;
     report_verdict(r, &LEVEL2_ROUNDS_COUNTED, fmin(1, (double)count.counted / rounds),
                    "%d of %d rounds counted, %d needed%s (%d attempt%s)", count.counted,
-                   count.rounds, rounds, count.counted < count.rounds ? ": in the others a double "
-                   "buffer could reach the target, or the serial run strayed from its stages" : "",
-                   count.attempts, count.attempts == 1 ? "" : "s");
-    if (count.judged)
+                   measured_rounds, rounds, count.counted < measured_rounds ? ": in the others a "
+                   "double buffer could reach the target, or the serial run strayed from its "
+                   "stages" : "", count.attempts, count.attempts == 1 ? "" : "s");
+    if (judged(&count))
         report_verdict(r, &LEVEL2_EFFICIENT, m.efficiency.median, "your level-2 pipeline (%d "
                        "stream%s, %.3g pieces per batch) %.2fx faster than serial, the ideal "
                        "%.2fx: %.0f%%, the median of %d rounds that counted", bench.n_seen,
@@ -751,8 +757,8 @@ int main(int argc, char **argv)
     grading_value("level2_checked", (double)lv[1].outputs.checked);
     grading_value("level2_kernel_ratio", m.kernel_ratio.median);
     grading_value("level2_attempts", count.attempts);
-    grading_value("level2_rounds", count.rounds);
+    grading_value("level2_rounds", measured_rounds);
     grading_value("level2_rounds_counted", count.counted);
-    grading_value("level2_judged", count.judged);
+    grading_value("level2_judged", judged(&count));
     return grading_finish(&lab);
 }
