@@ -11,7 +11,9 @@ only.
 """
 
 import configparser
+import difflib
 import math
+import re
 import statistics
 
 KINDS = ("correctness", "concept")
@@ -35,6 +37,10 @@ WAIVED = "waived"
 
 class RubricError(Exception):
     """A rubric file that cannot be used: the message says which file, section and key."""
+
+
+# How a given program gives a metric (grading.h): its name a string literal.
+GIVES = re.compile(r'\bgrading_value(?:_withheld)?\(\s*"([^"\\]+)"')
 
 
 def fmt(value):
@@ -68,8 +74,10 @@ def _number(parser, section, key, path, positive=False):
     return value
 
 
-def load(path, exercise):
-    """The rubric in `path` as a dict: title, time limits, and criteria in file order."""
+def load(path, exercise, program=None):
+    """The rubric in `path` as a dict: title, time limits, and criteria in file order.
+    With `program` (the given exercises/given/exNN.cu, as grade.py passes it),
+    a judged_by must name a metric that program gives (_check_judged_by)."""
     parser = configparser.ConfigParser(interpolation=None, inline_comment_prefixes=(";",))
     try:
         with open(path, encoding="utf-8") as f:
@@ -104,7 +112,27 @@ def load(path, exercise):
     # gpus = N: the exercise needs N GPUs in one process (ex13: two NCCL ranks)
     rubric["gpus"] = (int(_number(parser, "exercise", "gpus", path, positive=True))
                       if parser.has_option("exercise", "gpus") else 1)
+    if program is not None:
+        _check_judged_by(every, path, program)
     return rubric
+
+
+def _check_judged_by(criteria, path, program):
+    """A judged_by that names a metric `program` never gives is a typo: judged()
+    would read every run as judged (it takes a missing metric for a run
+    recorded before its program gave it), so it is refused here, before any
+    run, rather than when scoring."""
+    try:
+        with open(program, encoding="utf-8") as f:
+            given = set(GIVES.findall(f.read()))
+    except OSError as e:
+        raise RubricError(f"{path}: cannot read its program: {e}") from None
+    for c in criteria:
+        name = c["judged_by"]
+        if name is not None and name not in given:
+            near = difflib.get_close_matches(name, sorted(given), n=1)
+            raise RubricError(f"{path} [{c['name']}] judged_by = {name!r}: {program} prints no "
+                              f"such metric{f' (did you mean {near[0]}?)' if near else ''}")
 
 
 def _level(parser, section, key, path):
@@ -242,8 +270,10 @@ def judged(criterion, metrics):
     measures again (measure_again), and a criterion that no run could judge
     is flagged for the instructor.
     A run without the metric (recorded before its program printed it) is
-    judged, as it was then; tests/cpu_grade.bats holds each program to
-    printing the metric its rubric names."""
+    judged, as it was then: a name the program never gives (a typo) cannot
+    reach here, since grade.py loads each rubric against its program
+    (load's `program`), and tests/cpu_grade.bats holds each program to
+    printing every metric its rubric names."""
     name = criterion.get("judged_by")
     value = None if name is None else metric_value(metrics, name)
     return value is None or value == 1

@@ -369,6 +369,10 @@ PY
     check_rubric '/^min = 0.85$/d' "[efficient]: relative_to_solution needs min"
     check_rubric 's/^kind = concept$/kind = style/' "kind = 'style': must be correctness or concept"
     check_rubric 's/^time_limit_s = 60$/time_limit_s = -1/' "[exercise] time_limit_s = '-1': must be a positive number"
+    # a judged_by its program never prints would leave every run judged
+    check_rubric 's/^judged_by = level2_judged$/judged_by = level2_jugded/' "[level2_efficient] judged_by = 'level2_jugded': "
+    [[ "$stderr" == *"/exercises/given/ex04.cu prints no such metric (did you mean level2_judged?)" ]] ||
+        fail "stderr: $stderr"
 }
 
 @test "ex12's speed criteria read graph_efficiency against an absolute bar: the reference's design passes, a step at the streams' pace fails, past the model's limit is flagged" {
