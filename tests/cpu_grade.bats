@@ -16,6 +16,10 @@ RECORDED="$ROOT/tests/fixtures/grading"
 # rescore [ARGS...]: scores the recorded runs into $BATS_TEST_TMPDIR/out.
 rescore() { grade --rescore "$RECORDED" --out "$BATS_TEST_TMPDIR/out" "$@"; }
 
+# grader_python: python3 running the script on its stdin, with the grader's
+# modules and tests/fixtures/grading/outcomes.py importable.
+grader_python() { PYTHONPATH="$ROOT/grader:$RECORDED" python3 -; }
+
 # fake ARGS...: grades exercises/ with a stand-in harness (--fake-harness CMD),
 # in the sandbox, which the calling test requires (require_sandbox).
 fake() {
@@ -135,10 +139,7 @@ fake() {
     # ex08's overlaps: 0.9 x the reference's efficiency. The stand-ins for
     # the two measure passes return the numbers of each new pair in turn.
     # Level two is not measured here: its 6 points are lost in every case.
-    run python3 - <<'PY'
-import sys
-sys.path.insert(0, "grader")
-sys.path.insert(0, "tests/fixtures/grading")
+    run grader_python <<'PY'
 import grade, rubric
 from outcomes import ex08 as outcome
 r = rubric.load("grader/rubrics/ex08.ini", "ex08")
@@ -172,20 +173,13 @@ False"
 @test "an absolute criterion that just misses is measured again, the student alone, and the median run decides; a wrong output in a run made again counts" {
     # ex04's level2_efficient: >= 0.9 of the round's own model, which every
     # run measures afresh, so no reference is run again beside it
-    run python3 - <<'PY'
-import sys
-sys.path.insert(0, "grader")
-sys.path.insert(0, "tests/fixtures/grading")
-import grade, rubric
-from outcomes import ex04 as outcome
-r = rubric.load("grader/rubrics/ex04.ini", "ex04")
+    run grader_python <<'PY'
+import rubric
+from outcomes import ex04 as outcome, ex04_again, ex04_level2
 def again(first, runs, reference=None):
-    o, it = outcome(first), iter(runs)
-    grade.measure_again(r, o, outcome(1.0), reference, lambda: next(it))
-    return o
+    return ex04_again(outcome(first), runs, reference)
 def show(o):
-    s = rubric.score(r, o, {"efficiency": 1.0})
-    c = next(c for c in s["criteria"] if c["name"] == "level2_efficient")
+    s, c = ex04_level2(o)
     print(len(o.get("pairs", [])), rubric.fmt(s["points"]), c["reason"])
 # a slow run (0.88) measured again: the median of the three new runs decides
 show(again(0.88, [outcome(0.97), outcome(0.87), outcome(1.01)]))
@@ -213,20 +207,11 @@ False"
     # could tell a double buffer from a deeper pipeline). A run that could
     # not says nothing by itself,
     # and a program that spoils its slow runs must not keep its fast ones.
-    run python3 - <<'PY'
-import sys
-sys.path.insert(0, "grader")
-sys.path.insert(0, "tests/fixtures/grading")
-import grade, rubric
-from outcomes import ex04 as outcome
-r = rubric.load("grader/rubrics/ex04.ini", "ex04")
-def again(first, runs):
-    o, it = first, iter(runs)
-    grade.measure_again(r, o, outcome(1.0), None, lambda: next(it))
-    return o
+    run grader_python <<'PY'
+import rubric
+from outcomes import ex04 as outcome, ex04_again as again, ex04_level2
 def show(o):
-    s = rubric.score(r, o, {"efficiency": 1.0})
-    c = next(c for c in s["criteria"] if c["name"] == "level2_efficient")
+    s, c = ex04_level2(o)
     print(len(o.get("pairs", [])), rubric.fmt(s["points"]), s["status"], c["reason"])
 no = dict(judged=0)
 # not judged at first (a drifted kernel lets a double buffer read 0.95):
@@ -258,10 +243,7 @@ PY
 @test "a run made again that does not finish leaves the first verdict; a flagged one flags the exercise; a reference run that does not finish leaves its pair without a reference" {
     # Were unfinished runs left out, a program that times itself and quits
     # when slow would be judged on its fast runs alone.
-    run python3 - <<'PY'
-import sys
-sys.path.insert(0, "grader")
-sys.path.insert(0, "tests/fixtures/grading")
+    run grader_python <<'PY'
 import grade, rubric
 from outcomes import ex04, ex08
 r4 = rubric.load("grader/rubrics/ex04.ini", "ex04")
