@@ -78,11 +78,9 @@ static void start_background(void *ctx, int /* one a sample */)
 }
 
 /* Sample i: the urgent operation on `urgent`, after_ms into a fresh
- * background (< 0: on an idle GPU). Latency is launch to completion on the
- * host clock, what a program waiting for the result gets; the background's
- * end on the same clock says how much of it was left (wait = latency / left).
- * run: the kernel's first start to last end on the GPU's clock. Returns 0 when
- * the background had already finished at the launch: no wait measured. */
+ * background (< 0: on an idle GPU); latency and run as the handout defines
+ * them; wait = latency / what was left, the background's end on the host clock.
+ * Returns 0 when the background had already finished at the launch: no wait. */
 static int one_sample(bench *b, cudaStream_t urgent, double after_ms, int i)
 {
     if (!b->copies) { /* poison the outputs; the span's start to all ones, its end to 0 */
@@ -188,23 +186,19 @@ static const verdict COPIES_KEEP_ORDER = {
     "the high-priority copy did not wait: either its stream's copies went to another copy "
     "engine than the same-priority stream's, or this driver orders copies by priority"};
 /* A timing condition, not a result: a launch after the background measured
- * no wait, so its pair's ratio is wrong; each is retried (TRIES). The verdicts
- * read the median of the pairs, which a few wrong pairs cannot move out of
- * the valid ones' middle: at most 5% of the launches late. H100s: none in
- * 202 runs of make stress; 4 of 400 (1%) once, on a machine busy for minutes. */
+ * no wait; each is retried (TRIES). At most 5% late: the pairs' median holds
+ * (the handout's checks say why). H100s: none late in 202 runs of make stress. */
 static const verdict MID_BACKGROUND = {
     "samples_mid_background", -INFINITY, 0.05, "%",
     "some urgent launches came after the background they were meant to land in had ended: "
     "the host was slow to launch them (a busy machine, a sanitizer); a larger --copy-mib or "
     "--block-us leaves them more time"};
 /* One attempt, afresh: the background alone; then at each moment the urgent
- * operation alone on the idle GPU (the models' base), and at the same and at
- * the greatest priority back to back, which first alternating: what slows a
- * moment slows both sides of its pair. Moments over [10%, 90%] of the shortest
- * background seen (a quick one must not end before the last); what each leaves
- * of waves x block or of the big copy's median is the same priority's wait.
- * The pairs' same / high spread by design (what is left runs from 90% to 10%):
- * the spread handed on is the same-priority wait fraction's, about 1 always. */
+ * operation alone on the idle GPU (the models' base) and a same/high pair, as
+ * the handout says. Moments over [10%, 90%] of the shortest background seen
+ * (a quick one must not end before the last). The pairs' same / high spread by
+ * design (what is left runs from 90% to 10%): the spread handed on is the
+ * same-priority wait fraction's, about 1 always. */
 static int attempt_urgent(void *ctx, double *spread)
 {
     bench *b = (bench *)ctx;
@@ -242,10 +236,8 @@ static int attempt_urgent(void *ctx, double *spread)
     return verdict_holds(&JUMPS_QUEUE, b->ratio.median);
 }
 
-/* With THREADS-thread blocks the thread limit is what fills an SM, so while
- * the background runs no critical block fits anywhere until a background
- * block ends: the block scheduler must choose, and priority is what it
- * chooses by. A wave is as many blocks as the SMs hold at once. */
+/* THREADS-thread blocks, as many per SM as fit: no critical block fits until a
+ * background block ends, and priority decides whose block takes its slot. */
 static void kernels_jump_queue(lab_run *run, bench *b)
 {
     report *r = run->r;
@@ -265,8 +257,7 @@ static void kernels_jump_queue(lab_run *run, bench *b)
                    side(b, b->latency, 1).median, side(b, b->latency, 2).median, b->ratio.median);
 }
 
-/* Copies in one direction queue for one copy engine in the order they
- * arrive, whatever their stream's priority. */
+/* Copies in one direction queue for one copy engine in arrival order, whatever the priority. */
 static void copies_keep_order(lab_run *run, bench *b)
 {
     report *r = run->r;
