@@ -13,10 +13,9 @@
  *
  * What to look for: (1) the run's time beside B(P+C+K) serial and
  * P + B max(P/w, C+K) with w producers, P as calibrated and as each way's
- * own preparations took, and the GPU's busy fraction by its own clock (each
- * step logs its span on %globaltimer) beside the model's: the slower of the
- * producers and the GPU sets the pace, and w producers go no faster than
- * the host has cores. (2) host functions
+ * own preparations took, and the GPU's busy fraction by its own clock beside
+ * the model's: the slower of the producers and the GPU sets the pace, and w
+ * producers go no faster than the host has cores. (2) host functions
  * (cudaLaunchHostFunc): what one costs its stream, that they run one at a
  * time on one driver thread, and that a long one stalls only its own stream.
  */
@@ -72,9 +71,7 @@ typedef struct bench {
 
 /* ---- part 1: the loaders ------------------------------------------------- */
 
-/* Each preparation times itself, on the clock and on its thread's CPU time:
- * the same work takes longer when the thread waited for a core (on_cpu
- * under 100%) or shared one (on a core throughout, and slower still). */
+/* Each preparation times itself, on the clock and on its thread's CPU time. */
 static void prepare(bench *b, int batch, uint32_t *buf)
 {
     double t0 = host_time_ms(), c0 = host_thread_cpu_ms();
@@ -83,8 +80,7 @@ static void prepare(bench *b, int batch, uint32_t *buf)
     b->on_cpu[batch] = 100 * (host_thread_cpu_ms() - c0) / b->prep[batch];
 }
 
-/* The GPU's share of a batch: its copy out of the slot, the event that says
- * the slot is free again, the step. One stream, so C + K per batch. */
+/* One stream, so C + K a batch: the copy out of the slot, the event that frees it, the step. */
 static void step(bench *b, int batch, int slot)
 {
     CUDA_CHECK(cudaMemcpyAsync(b->d_buf, b->slot[slot], b->f.n * sizeof(uint32_t),
@@ -162,11 +158,10 @@ typedef struct { bench *b; int w; } way; /* w producers; 0: the serial loader */
 
 enum { TIME, BUSY, PREP, ON_CPU, VALUES }; /* what one timed run yields */
 
-/* One run on fresh batches, timed on the host clock from the first
- * preparation to an idle GPU (threads started inside: their start is part
- * of the cost), in ms; the GPU's busy share in %: the steps' spans by its
- * own clock over that; the median batch's preparation, ms (this run's P),
- * and its share on a core, %. */
+/* One run on fresh batches: TIME, host clock, first preparation to an idle
+ * GPU (threads started inside: their start is part of the cost), ms; BUSY,
+ * the steps' spans by the GPU's own clock over that, %; PREP, the median
+ * batch's preparation (this run's P), ms; ON_CPU, its share on a core, %. */
 static void timed_run(void *ctx, double *v)
 {
     way *w = (way *)ctx;
@@ -197,29 +192,24 @@ static double model_busy(const bench *b, int w, double p)
     return 100 * b->f.batches * step_ms / model_ms(b, w, p);
 }
 
-/* Both verdicts judge each round against that round's model, P as that
- * run's preparations took: the calibration times P alone, once, and in the
- * first H100 runs the ways' preparations took 0.8x to 1.7x of it, so the
- * calibrated P misjudged a loader that overlapped fully. Serial over one
- * thread against the models' ratio: without overlap it would fall to
- * P / (P+C+K), 0.65 at --quick and lower by default, so at least 0.80 (20%
- * for thread wake-ups and launches). No upper limit: gaining more than the
- * model is no evidence against overlap. In 119 runs on two fresh H100s the
- * ratio's median was 1.02 (sd 0.04, least 0.87), and once 1.21 beside
- * another process's load, which slowed the serial way's per-batch hand-offs
- * more than the overlapped way's; the report prints both times beside their
- * models, so a model gone wrong still shows. */
+/* Both verdicts judge each round against its own model, P as that run's
+ * preparations took (the handout: they took 0.8x to 1.7x of the calibrated P).
+ * Serial over one thread against the models' ratio: without overlap it would
+ * fall to P / (P+C+K), 0.65 at --quick and lower by default, so at least 0.80
+ * (20% for thread wake-ups and launches); no upper limit (the handout says
+ * why). In 119 runs on two fresh H100s the ratio's median was 1.02 (sd 0.04,
+ * least 0.87), and once 1.21 beside another process's load, which slowed the
+ * serial way's per-batch hand-offs more than the overlapped way's. */
 static const verdict ONE_THREAD = {
     "one_thread_overlaps", 0.80, INFINITY, "x",
     "one thread preparing ahead did not gain what its own preparations allow: it waited (for "
     "a slot, for the main thread), or the copy was from pageable memory, which waits for the host"};
-/* The GPU's busy fraction with the most producers against the model's
- * B K / (P + B max(P/w, C+K)) (H100 probe, 4 threads: 90%, model 90.7%).
- * Four producers that gained nothing over one would read about 0.66 of it
- * at --quick (one producer's model, 54%, over four's, 81%): at least 0.80,
- * and at most 1.15 (above that the clock or the model is wrong). In 189 runs
- * on three fresh H100s the least was 0.84, on a host whose copies ran at
- * 4-12 GB/s: another process's threads took turns with the producers. */
+/* The GPU's busy fraction with the most producers against the model's (the
+ * handout's table). Four producers that gained nothing over one would read
+ * about 0.66 of it at --quick (one producer's model, 54%, over four's, 81%):
+ * at least 0.80, and at most 1.15 (above that the clock or the model is
+ * wrong). In 189 runs on three fresh H100s the least was 0.84, on a host whose
+ * copies ran at 4-12 GB/s: another process's threads took turns with them. */
 static const verdict PRODUCERS = {
     "producers_keep_gpu_busy", 0.80, 1.15, "x",
     "the producers did not keep the GPU as busy as the model of their own preparations says: "
@@ -258,9 +248,8 @@ static int attempt_part1(void *ctx, double *spread)
     return verdict_holds(&ONE_THREAD, p->one.median) && verdict_holds(&PRODUCERS, p->most.median);
 }
 
-/* Each way: its time beside the model of the calibrated P and beside the
- * model of its own preparations' median P; the GPU's busy share beside the
- * latter; how long its preparations took, and how much of that on a core. */
+/* Each way: its time beside the model of the calibrated P and of its own
+ * median P, the GPU's busy share beside the latter, its preparations. */
 static void report_way(report *r, const bench *b, const part1 *p, int i)
 {
     char name[64];
@@ -295,8 +284,7 @@ static void loaders(lab_run *run, bench *b)
                 "min(w, %d) batches at once", b->cores);
     lab_attempt(run, "serial vs producers", attempt_part1, &p);
     /* Under --trace, one more run of each end of the lesson in a span of its
-     * own, for make plots' figure 8: the GPU idle between serial steps,
-     * busy with 4 producers. (Its batches are verified too.) */
+     * own, for make plots' figure 8 (see the handout); its batches are verified too. */
     timeline_traced_run("serial", timed_run, &p.w[0]);
     timeline_traced_run("4 producers", timed_run, &p.w[WAYS - 1]);
     for (int i = 0; i < WAYS; i++)
