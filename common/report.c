@@ -507,6 +507,15 @@ int verdict_holds(const verdict *v, double value)
     return value >= v->min && value <= v->max; /* NaN: not observed */
 }
 
+/* A verdict's number in CSV: the row "verdict,NAME_WHAT,value,unit". */
+static void verdict_row(const report *r, const char *name, const char *what, double value,
+                        const char *unit)
+{
+    char metric[96];
+    snprintf(metric, sizeof metric, "%s_%s", name, what);
+    csv_row(r, "verdict", metric, value, unit);
+}
+
 int report_verdict(report *r, const verdict *v, double value, const char *fmt, ...)
 {
     int observed = verdict_holds(v, value);
@@ -514,13 +523,18 @@ int report_verdict(report *r, const verdict *v, double value, const char *fmt, .
     va_start(ap, fmt);
     entry *it = add_item(r, &r->verdicts, "verdict", v->name, observed, fmt, ap);
     va_end(ap);
+    double k = strcmp(v->unit, "%") == 0 ? 100 : 1; /* a share prints as a percentage */
     it->v = v;
-    it->value = strcmp(v->unit, "%") == 0 ? value * 100 : value; /* as the limit prints */
+    it->value = value * k; /* as the limit prints */
     it->limit = limit_text(v);
     if (r->format == FORMAT_CSV) {
-        char metric[96];
-        snprintf(metric, sizeof metric, "%s_value", v->name);
-        csv_row(r, "verdict", metric, it->value, v->unit);
+        /* the value, then the limits it was held to, in the value's scale:
+         * make stress reads how far each run's value lay from them */
+        verdict_row(r, v->name, "value", it->value, v->unit);
+        if (isfinite(v->min))
+            verdict_row(r, v->name, "min", v->min * k, v->unit);
+        if (isfinite(v->max))
+            verdict_row(r, v->name, "max", v->max * k, v->unit);
     } else if (r->format == FORMAT_TEXT) {
         /* The limits come from untraced runs: a traced verdict says what it judged. */
         printf("  observed: %-3s %s: %s (limit: %s%s)\n", observed ? "yes" : "NO", v->name,

@@ -29,7 +29,10 @@ run the reference is measured in its own process beside the student's, as
 here; for such a criterion the spread shown is of that ratio, the run's
 value over its reference's, which is what the bound holds. With no miss
 once graded in n runs, the miss rate is below 3/n with 95% confidence, the
-last column. The table goes to DIR/summary.txt too. Several DIRs (one per
+column after the bound; the last column is how far the runs lay from the
+bound in their own spread, and the share of misses that would give at once
+were that spread normal (grader/margins.py: an extrapolation, which a
+shared machine's longer tail makes optimistic). The table goes to DIR/summary.txt too. Several DIRs (one per
 machine) pool into one table, each run paired within its own folder; it is
 then printed only.
 
@@ -53,6 +56,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import grade   # noqa: E402  (grader/grade.py: its measure_again)
+import margins   # noqa: E402  (grader/margins.py: the runs' distance from a bound)
 import rubric as rubrics   # noqa: E402  (grader/rubric.py, beside this file)
 from runner import parse_result   # noqa: E402
 
@@ -211,7 +215,7 @@ def summary(folders, strict=False):
                 into["runs"] += len(runs)
                 into["values"] += row["values"]
     lines = ["program  criterion                        level  met        graded          min"
-             "     median        max  bound           95% bound on misses"]
+             "     median        max  bound           95% bound on misses  sds to bound"]
     missed = 0
     # by program, each program's criteria in its rubric's order (a stable sort)
     for key in sorted(pooled, key=lambda key: key[0]):
@@ -224,6 +228,7 @@ def summary(folders, strict=False):
             bound = f">= {number(c['relative'])} x ref"
         else:
             bound = f">= {number(c['min'])}"
+        tail = margins.words(*margins.normal_tail(values, c["relative"] or c["min"], c["max"]))
         bound3 = min(100.0, 300.0 / n)   # no miss in n: below 3/n, 95% confidence
         rate = (f"{bound3:.1f}%" if bound3 < 10 else f"{bound3:.0f}%") \
             if row["graded"] == n else f"{n - row['graded']} seen"
@@ -231,7 +236,7 @@ def summary(folders, strict=False):
                      f"{row['passed']:>3} of {n:<3} {row['graded']:>3} of {n:<3} "
                      f"{number(min(values)) if values else '-':>8} "
                      f"{number(statistics.median(values)) if values else '-':>10} "
-                     f"{number(max(values)) if values else '-':>10}  {bound:15} {rate}")
+                     f"{number(max(values)) if values else '-':>10}  {bound:15} {rate:20} {tail}")
     for rec in failed:
         lines.append(f"failed: {rec['program']} round {rec['round']} exit {rec['exit_code']} "
                      "without a result line")

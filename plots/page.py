@@ -100,8 +100,8 @@ def verdicts(report):
     misstate it; the prediction table below carries the numbers."""
     rows = [f"<tr><td>{esc(metric)}</td><td class=\"{'yes' if value == 1 else 'no'}\">"
             f"{'yes' if value == 1 else 'NO'}</td></tr>"
-            for variant, metric, value, _unit in report.rows
-            if variant == "verdict" and not metric.endswith("_value")]
+            for variant, metric, value, unit in report.rows
+            if variant == "verdict" and unit == "observed"]
     if not rows:
         return ""
     return ("<h3>Verdicts</h3><table><tr><th>verdict</th><th>observed</th></tr>"

@@ -45,6 +45,14 @@ load test_helper
     assert_output "4.8"
     run report value "$BATS_TEST_TMPDIR/r.csv" result exit_code
     assert_output "0"
+    # a verdict's value and the limits it was held to, a share's as percentages
+    # (report_test.c: effect at least 1.8x, second -0.02 to 0.02 as a "%")
+    run grep ',verdict,\(effect\|second\)_' "$BATS_TEST_TMPDIR/r.csv"
+    assert_output "report_test,verdict,effect_value,1.95,x
+report_test,verdict,effect_min,1.8,x
+report_test,verdict,second_value,0.1,%
+report_test,verdict,second_min,-2,%
+report_test,verdict,second_max,2,%"
 }
 
 @test "--json prints one document with device, parameters, measurements, predictions, checks and verdict" {

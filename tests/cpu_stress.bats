@@ -54,6 +54,7 @@ echo "$name,verdict,always_value,3,x"
 echo "$name,serial,time,12.5,ms"
 echo "$name,verdict,pipeline_reaches_ideal,\$observed,observed"
 echo "$name,verdict,pipeline_reaches_ideal_value,\$value,%"
+echo "$name,verdict,pipeline_reaches_ideal_min,85,%"
 fi
 echo "$name,machine at start,link_H2D,\$((50 + k)),GB/s"
 echo "$name,machine at end,link_H2D,\$((40 + k)),GB/s"
@@ -86,20 +87,24 @@ stress() {
     # 2 + 1 = 3 re-measurements; values 50 95 96 97: median 95.5
     for mode in quick default; do
         assert_line "lab04 $mode (4 runs)"
-        assert_line --regexp "^  pipeline_reaches_ideal +3 of 4 \(75%\) +2 +3 +50 +95\.5 +97 +% +pipeline vs serial$"
-        # no comparison before it, and one after the machine probes: not charged to one
-        assert_line --regexp "^  always +4 of 4 +- +- +3 +3 +3 +x +-$"
-        assert_line --regexp "^  gpu_not_shared +4 of 4 +- +- +0 +0 +0 +% +-$"
+        # the median 95.5 lies 10.5 above the limit 85, the runs below it
+        # 45.5 and 0.5 below: a spread of sqrt((45.5^2 + 0.5^2) / 2) = 32.2,
+        # z = 0.33, and a normal side puts 1 - Phi(0.33) = 0.37 of runs past
+        assert_line --regexp "^  pipeline_reaches_ideal +3 of 4 \(75%\) +2 +3 +50 +95\.5 +97 +% +0\.3  4e-01  over 1/1000 +pipeline vs serial$"
+        # no comparison before it, and one after the machine probes: not
+        # charged to one; no limit in the report: no distance to it
+        assert_line --regexp "^  always +4 of 4 +- +- +3 +3 +3 +x +- +-$"
+        assert_line --regexp "^  gpu_not_shared +4 of 4 +- +- +0 +0 +0 +% +- +-$"
         assert_line --regexp "^  link_H2D +51 - 54 +41 - 44 +GB/s$"
     done
     assert_line "  exit codes: exit 0: 3, exit 4: 1"
     assert_output --partial "stress: 8 runs; 2 verdict(s) not observed in every run (STRICT=1 fails on that); exit 0"
     printed=$output
     run cat "$(OUT_DIR)/summary.csv"
-    assert_line --index 0 "program,mode,verdict,observed,runs,remeasured_runs,remeasurements,min,median,max,unit"
-    assert_line "lab04,quick,pipeline_reaches_ideal,3,4,2,3,50,95.5,97,%"
-    assert_line "lab04,default,always,4,4,,,3,3,3,x"
-    assert_line "lab04,quick,machine at start: link_H2D,,4,,,51,52.5,54,GB/s"
+    assert_line --index 0 "program,mode,verdict,observed,runs,remeasured_runs,remeasurements,min,median,max,unit,sds_to_limit"
+    assert_line "lab04,quick,pipeline_reaches_ideal,3,4,2,3,50,95.5,97,%,0.326"
+    assert_line "lab04,default,always,4,4,,,3,3,3,x,"
+    assert_line "lab04,quick,machine at start: link_H2D,,4,,,51,52.5,54,GB/s,"
     # every report kept, the stderr of the run that had any, the table as a file
     for k in 1 2 3 4; do [ -s "$(OUT_DIR)/lab04.quick.run0$k.csv" ] || fail "no lab04.quick.run0$k.csv"; done
     [ -s "$(OUT_DIR)/lab04.default.run02.err" ] || fail "the stderr of exit 4 was not kept"
@@ -151,7 +156,7 @@ programs: lab00 lab02"
     assert_line "  every run waived (exit 3): lab05: exit 3 as planned"
     assert_line "  exit codes: exit 3: 2"
     # a waived run that judged nothing is no run of the verdicts: 1 of 1, not 1 of 2
-    assert_line --regexp "^  pipeline_reaches_ideal +1 of 1 +- +- +1 +1 +1 +% +-$"
+    assert_line --regexp "^  pipeline_reaches_ideal +1 of 1 +- +- +1 +1 +1 +% +- +-$"
     assert_line "  exit codes: exit 0: 1, exit 3: 1 (the 1 waived left out of the counts above: lab02: exit 3 as planned)"
     assert_output --partial "stress: 12 runs, 6 waived; every verdict observed in every run; exit 0"
     # every run waived: nothing could run here
@@ -177,7 +182,7 @@ programs: lab00 lab02"
     fake_lab lab14 "3 1 97 -" "3 0 50 -"
     run stress RUNS=2 MODES=quick lab14
     assert_success
-    assert_line --regexp "^  pipeline_reaches_ideal +1 of 2 \(50%\) +- +- +50 +73.5 +97 +% +-$"
+    assert_line --regexp "^  pipeline_reaches_ideal +1 of 2 \(50%\) +- +- +50 +73.5 +97 +% +- +-$"
     assert_line --regexp "^  always +2 of 2 "
     assert_line "  exit codes: exit 3: 2 (the 2 waived judged the verdicts above before stopping, and are counted: lab14: exit 3 as planned)"
     assert_output --partial "stress: 2 runs, 2 waived; 1 verdict(s) not observed in every run (STRICT=1 fails on that); exit 0"
@@ -213,9 +218,10 @@ programs: lab00 lab02"
     fake_lab lab00 "0 1 2.5 -" "0 1 2.75 -" "0 1 2 -"
     run stress RUNS=3 MODES=quick lab00
     assert_success
-    assert_line --regexp "^  pipeline_reaches_ideal +3 of 3 +- +- +2 +2\.5 +2\.75 +% +-$"
+    # the median 2.5, 82.5 under the limit 85, in a spread of 0.5 below it
+    assert_line --regexp "^  pipeline_reaches_ideal +3 of 3 +- +- +2 +2\.5 +2\.75 +% +-165\.0  1e\+00  over 1/1000 +-$"
     run grep '^lab00,quick,pipeline_reaches_ideal,' "$(OUT_DIR)/summary.csv"
-    assert_output "lab00,quick,pipeline_reaches_ideal,3,3,,,2,2.5,2.75,%"
+    assert_output "lab00,quick,pipeline_reaches_ideal,3,3,,,2,2.5,2.75,%,-165"
     # a comparison no verdict follows is counted on its own
     rm -r "$(OUT_DIR)"
     fake_lab lab04 "0 1 97 -" "0 1 96 -"
@@ -225,7 +231,7 @@ programs: lab00 lab02"
     assert_success
     assert_line "  comparison '4 streams depth vs serial', no verdict after it: re-measured in 1 of 2 runs, 1 re-measurements in all"
     run grep '^lab04,quick,4 streams' "$(OUT_DIR)/summary.csv"
-    assert_output "lab04,quick,4 streams depth vs serial,,2,1,1,1,1.5,2,attempts"
+    assert_output "lab04,quick,4 streams depth vs serial,,2,1,1,1,1.5,2,attempts,"
 }
 
 @test "make stress refuses bad settings with exit 2 and a clear message, before anything runs" {
@@ -329,7 +335,7 @@ EOF
     run make -s --no-print-directory stress BUILD="$BATS_TEST_TMPDIR/build" BINDIR="$(BIN)" \
         STRESS_PROGRAMS=fake04 RUNS=2 MODES=quick STRESS_OUT="$(OUT_DIR)"
     assert_success
-    assert_line --regexp "^  pipeline_reaches_ideal +2 of 2 +1 +1 +95 +96 +97 +% +pipeline vs serial$"
+    assert_line --regexp "^  pipeline_reaches_ideal +2 of 2 +1 +1 +95 +96 +97 +% +- +pipeline vs serial$"
     run make -s --no-print-directory help BUILD="$BATS_TEST_TMPDIR/build"
     assert_output --regexp "make stress +run every lab RUNS=N times"
 }
@@ -351,7 +357,7 @@ EOF
         >"$(OUT_DIR)/lab04.quick.run01.csv"
     run python3 "$ROOT/tests/tools/stress_summary.py" "$(OUT_DIR)"
     assert_failure 1
-    assert_line --regexp "^  pipeline_reaches_ideal +1 of 1 +- +- +- +- +- +-$"
+    assert_line --regexp "^  pipeline_reaches_ideal +1 of 1 +- +- +- +- +- +- +-$"
     assert_line "  lab04.quick.run01.csv: exit 139, killed by SIGSEGV"
     refute_output --partial Traceback
     run --separate-stderr python3 "$ROOT/tests/tools/stress_summary.py" "$BATS_TEST_TMPDIR"
@@ -427,8 +433,10 @@ RS_FIXTURE=tests/fixtures/rubric-stress/runs.jsonl
     run python3 grader/rubric_stress.py summary "$BATS_TEST_TMPDIR/rs" --strict
     assert_success
     # the eight medians' errors, sorted: 0.0877 0.103 0.110 0.117 0.134 0.152 0.164
-    # 0.172 (%): the median (0.117 + 0.134) / 2; no miss in 8 runs: below 3/8
-    assert_output --regexp "sol03 +median_accurate +1 +8 of 8 +8 of 8 +0\.0877 +0\.126 +0\.172 +<= 2 +38%"
+    # 0.172 (%): the median (0.117 + 0.134) / 2; no miss in 8 runs: below 3/8;
+    # the four above the median lie 0.0085, 0.0265, 0.0385 and 0.0465 above
+    # it, a spread of 0.0332 toward the bound: (2 - 0.1255) / 0.0332 = 56.4
+    assert_line --regexp "^sol03 +median_accurate +1 +8 of 8 +8 of 8 +0\.0877 +0\.126 +0\.172 +<= 2 +38% +56\.[45]  <1e-9$"
     assert_output --regexp "sol03 +warm_up +1 +8 of 8 +8 of 8 +2 +2 +2 +>= 1 "
     assert_output --partial "rubric_stress: 8 runs, 0 waived (exit 3), 0 failed; 0 criteria missed once graded"
     assert [ -s "$BATS_TEST_TMPDIR/rs/summary.txt" ]
@@ -454,6 +462,9 @@ PY
     run python3 grader/rubric_stress.py summary "$BATS_TEST_TMPDIR/rs" --strict
     assert_success
     assert_output --regexp "sol03 +median_accurate +1 +7 of 8 +8 of 8 .* 2\.2 +<= 2 +38%"
+    # one run at 2.2 spreads the runs toward the bound: z about 1.8, a normal
+    # side's misses about 4%, over the aim of 1 in 1,000
+    assert_line --regexp "^sol03 +median_accurate .* 38% +1\.[0-9]  [0-9]e-02  over 1/1000$"
     # far past it (5%): another design, not a busy moment; not measured again
     plant 5 3
     run python3 grader/rubric_stress.py summary "$BATS_TEST_TMPDIR/rs"
@@ -534,4 +545,23 @@ SOL
     run python3 grader/rubric_stress.py run --bindir "$BATS_TEST_TMPDIR/empty"
     assert_failure 3
     assert_output --partial "no solution is built"
+}
+
+@test "margins.normal_tail: the nearer limit in the spread toward it, both tails' shares summed" {
+    run python3 -c '
+import sys; sys.path.insert(0, "grader")
+import margins
+z, rate = margins.normal_tail([0.9, 1.0, 1.1], 0.5, 1.2)
+print(f"{z:.3f} {rate:.5f}")
+print(margins.normal_tail([1.0, 1.0, 1.0], 0.5, None), margins.normal_tail([1, 2], 0))
+print(margins.words(*margins.normal_tail([0.9, 1.0, 1.1, 1.0], None, 1.0)))'
+    assert_success
+    # the median 1.0: 0.5 above the lower limit in a spread of 0.1 below it
+    # (z 5), 0.2 under the upper in 0.1 above it (z 2): 1 - Phi(2) = 0.02275,
+    # and Phi(-5), 3e-7, beside it
+    assert_line --index 0 "2.000 0.02275"
+    # no spread inside the limits; too few runs to say
+    assert_line --index 1 "(inf, 0.0) (None, None)"
+    # the median on the upper limit: z 0, half of a normal side past it
+    assert_line --index 2 "0.0  5e-01  over 1/1000"
 }

@@ -7,7 +7,10 @@ FOLDER holds runs.csv, one row per run the runner made
 (program,mode,run,exit_code,seconds,report), and each run's --csv report.
 For each program and mode this prints, per verdict, how often its effect was
 observed, how many runs needed re-measuring and how many re-measurements
-they used, and the verdict's value, min / median / max; then the exit codes
+they used, the verdict's value, min / median / max, and how far the runs'
+mean lay from the verdict's limits in their own standard deviations, with
+the share of misses a normal spread would give (grader/margins.py says what
+that extrapolation is worth); then the exit codes
 seen and the spread of the machine probes. Then it names every run that
 failed. The same table goes to FOLDER/summary.txt, the same numbers to
 FOLDER/summary.csv (with rows for the probes, and for a comparison no
@@ -40,8 +43,11 @@ import statistics
 import sys
 from collections import OrderedDict
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "grader"))
+import margins  # noqa: E402  (grader/margins.py: the runs' distance from a limit)
+
 SUMMARY_HEADER = ["program", "mode", "verdict", "observed", "runs", "remeasured_runs",
-                  "remeasurements", "min", "median", "max", "unit"]
+                  "remeasurements", "min", "median", "max", "unit", "sds_to_limit"]
 FINE = {0, 3, 4}          # exit codes that are not failures (lab_end's codes)
 WAIVED = 3                # cannot run here: neither a failure nor, unless it judged verdicts, a run
 PROBES = ("machine at start", "machine at end")
@@ -72,11 +78,13 @@ def number(text):
 
 
 def read_report(path):
-    """A run's report as {verdicts, values, units, attempts, decided_by, probes}:
-    attempts lists [comparison, N, whether a verdict followed]; decided_by maps
-    a verdict to the [comparison, N] before it. A report a crash cut short
-    gives what it has (rows not of 5 fields are skipped)."""
-    got = {"verdicts": OrderedDict(), "values": {}, "units": {}, "attempts": [],
+    """A run's report as {verdicts, values, units, limits, attempts, decided_by,
+    probes}: limits maps a verdict to its {"min": x, "max": y}, as far as the
+    report gives them (reports before 2026-11-25 do not); attempts lists
+    [comparison, N, whether a verdict followed]; decided_by maps a verdict to
+    the [comparison, N] before it. A report a crash cut short gives what it
+    has (rows not of 5 fields are skipped)."""
+    got = {"verdicts": OrderedDict(), "values": {}, "units": {}, "limits": {}, "attempts": [],
            "decided_by": {}, "probes": {}}
     try:
         with open(path, newline="") as f:
@@ -99,6 +107,8 @@ def read_report(path):
         elif variant == "verdict" and metric.endswith("_value"):
             got["values"][metric[:-len("_value")]] = v
             got["units"][metric[:-len("_value")]] = unit
+        elif variant == "verdict" and metric.endswith(("_min", "_max")):
+            got["limits"].setdefault(metric[:-4], {})[metric[-3:]] = v
         elif metric == "attempts":
             comparison = [variant, int(v), False]
             got["attempts"].append(comparison)
@@ -167,29 +177,34 @@ class Group:
             by = next((r["decided_by"][name][0] for r in self.reports
                        if name in r["decided_by"]), "-")
             low, mid, high = spread(values)
+            limits = next((r["limits"][name] for r in self.reports if name in r["limits"]), {})
+            z, rate = margins.normal_tail(values, limits.get("min"), limits.get("max"))
             remeasured = sum(1 for a in again if a > 1) if again else None
             remeasurements = sum(a - 1 for a in again) if again else None
             rows.append([self.program, self.mode, name, observed, n,
                          "" if remeasured is None else remeasured,
                          "" if remeasurements is None else remeasurements,
-                         *("" if x is None else f"{x:.6g}" for x in (low, mid, high)), unit])
+                         *("" if x is None else f"{x:.6g}" for x in (low, mid, high)), unit,
+                         "" if z is None else f"{z:.3g}"])
             seen = f"{observed} of {n}" + (f" ({100 * observed / n:.0f}%)" if observed < n else "")
             if missing:
                 seen += f", missing in {missing}"
             table.append((name, seen, "-" if remeasured is None else str(remeasured),
                           "-" if remeasurements is None else str(remeasurements),
-                          fmt(low), fmt(mid), fmt(high), unit, by))
+                          fmt(low), fmt(mid), fmt(high), unit, margins.words(z, rate), by))
             if observed < n:
                 short.append((name, observed, n))
         head = ("verdict", "observed", "re-measured runs", "re-measurements", "min", "median",
-                "max", "unit", "comparison")
+                "max", "unit", "sds to limit", "comparison")
         width = max(len(t[0]) for t in [head] + table)
         seen_w = max(len(t[1]) for t in [head] + table)
         unit_w = max(len(t[7]) for t in [head] + table)
+        tail_w = max(len(t[8]) for t in [head] + table)
         if table:
             for t in [head] + table:
                 lines.append(f"  {t[0]:<{width}}  {t[1]:<{seen_w}}  {t[2]:>16}  {t[3]:>15}"
-                             f"  {t[4]:>9}  {t[5]:>9}  {t[6]:>9}  {t[7]:<{unit_w}}  {t[8]}")
+                             f"  {t[4]:>9}  {t[5]:>9}  {t[6]:>9}  {t[7]:<{unit_w}}"
+                             f"  {t[8]:<{tail_w}}  {t[9]}")
         else:
             lines.append("  no verdict rows in its reports")
 
@@ -203,7 +218,7 @@ class Group:
             remeasured = sum(1 for a in again if a > 1)
             low, mid, high = spread(again)
             rows.append([self.program, self.mode, what, "", len(again), remeasured,
-                         sum(a - 1 for a in again), low, mid, high, "attempts"])
+                         sum(a - 1 for a in again), low, mid, high, "attempts", ""])
             lines.append(f"  comparison '{what}', no verdict after it: re-measured in "
                          f"{remeasured} of {len(again)} runs, {sum(a - 1 for a in again)} "
                          "re-measurements in all")
@@ -225,7 +240,7 @@ class Group:
                     if values:
                         rows.append([self.program, self.mode, f"{when}: {metric}", "",
                                      len(values), "", "", f"{low:.6g}", f"{mid:.6g}",
-                                     f"{high:.6g}", unit])
+                                     f"{high:.6g}", unit, ""])
                 lines.append(f"  {metric:<{width}}  {cells[0]:>24}  {cells[1]:>24}  {unit}")
         why, judged = self.waived_why or "cannot run here", self.waived_judged
         if waived and judged == waived:
