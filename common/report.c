@@ -485,10 +485,13 @@ void report_tally(report *r, const char *name, const tally *t, const char *what)
 }
 
 /* A limit as the verdict line prints it: "at least 90%", "-2% to 2%", "exactly 0 launches". */
+/* A verdict's numbers as they print: a "%" verdict's fractions as percentages. */
+static double unit_scale(const verdict *v) { return strcmp(v->unit, "%") == 0 ? 100 : 1; }
+
 static char *limit_text(const verdict *v)
 {
     int percent = strcmp(v->unit, "%") == 0, ratio = strcmp(v->unit, "x") == 0;
-    double k = percent ? 100 : 1;
+    double k = unit_scale(v);
     char lo[32], hi[32], *s = NULL;
     const char *space = percent || ratio ? "" : " ", *unit = ratio ? "x" : v->unit;
     snprintf(lo, sizeof lo, "%g", v->min * k); /* declared constants: printed as written */
@@ -523,7 +526,7 @@ int report_verdict(report *r, const verdict *v, double value, const char *fmt, .
     va_start(ap, fmt);
     entry *it = add_item(r, &r->verdicts, "verdict", v->name, observed, fmt, ap);
     va_end(ap);
-    double k = strcmp(v->unit, "%") == 0 ? 100 : 1; /* a share prints as a percentage */
+    double k = unit_scale(v);
     it->v = v;
     it->value = value * k; /* as the limit prints */
     it->limit = limit_text(v);

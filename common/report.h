@@ -92,7 +92,10 @@ int verdict_holds(const verdict *v, double value);
  * (limit: ...)" and returns 1 when observed. The hints of the verdicts that
  * failed are printed by report_finish(). Under --trace or --timeline the
  * line says it was judged on a traced run, and the hints begin with the
- * tracing: the limits are for untraced runs. */
+ * tracing: the limits are for untraced runs. In CSV: the rows "verdict,NAME,
+ * 0|1,observed", "verdict,NAME_value,V,unit" and, for each finite limit,
+ * "verdict,NAME_min" and "NAME_max", a "%" verdict's three as percentages
+ * (make stress and plots/page.py read them). */
 int report_verdict(report *r, const verdict *v, double value, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 

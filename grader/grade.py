@@ -119,7 +119,7 @@ def exercises(only, rubric_dir):
     if unknown:
         raise Stop(f"grade: no exercise {unknown[0]} (there are {', '.join(found)})", 2)
     try:
-        return {ex: rubrics.load(path, ex, GIVEN_DIR / f"{ex}.cu") for ex, path in found.items()
+        return {ex: rubrics.load(path, ex) for ex, path in found.items()
                 if not wanted or ex in wanted}
     except rubrics.RubricError as e:
         raise Stop(f"grade: rubric error: {e}", 2) from None

@@ -13,6 +13,7 @@ only.
 import configparser
 import difflib
 import math
+import os
 import re
 import statistics
 
@@ -41,6 +42,10 @@ class RubricError(Exception):
 
 # How a given program gives a metric (grading.h): its name a string literal.
 GIVES = re.compile(r'\bgrading_value(?:_withheld)?\(\s*"([^"\\]+)"')
+# The given programs, and grading.c beside them, which gives every program's
+# gpu_shared.
+GIVEN = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
+                                     "exercises", "given"))
 
 
 def fmt(value):
@@ -74,10 +79,10 @@ def _number(parser, section, key, path, positive=False):
     return value
 
 
-def load(path, exercise, program=None):
+def load(path, exercise):
     """The rubric in `path` as a dict: title, time limits, and criteria in file order.
-    With `program` (the given exercises/given/exNN.cu, as grade.py passes it),
-    a judged_by must name a metric that program gives (_check_judged_by)."""
+    A judged_by must name a metric that exercises/given/<exercise>.cu (or
+    grading.c, for every program) gives: _check_judged_by."""
     parser = configparser.ConfigParser(interpolation=None, inline_comment_prefixes=(";",))
     try:
         with open(path, encoding="utf-8") as f:
@@ -112,8 +117,7 @@ def load(path, exercise, program=None):
     # gpus = N: the exercise needs N GPUs in one process (ex13: two NCCL ranks)
     rubric["gpus"] = (int(_number(parser, "exercise", "gpus", path, positive=True))
                       if parser.has_option("exercise", "gpus") else 1)
-    if program is not None:
-        _check_judged_by(every, path, program)
+    _check_judged_by(every, path, os.path.join(GIVEN, exercise + ".cu"))
     return rubric
 
 
@@ -122,11 +126,15 @@ def _check_judged_by(criteria, path, program):
     would read every run as judged (it takes a missing metric for a run
     recorded before its program gave it), so it is refused here, before any
     run, rather than when scoring."""
-    try:
-        with open(program, encoding="utf-8") as f:
-            given = set(GIVES.findall(f.read()))
-    except OSError as e:
-        raise RubricError(f"{path}: cannot read its program: {e}") from None
+    if all(c["judged_by"] is None for c in criteria):
+        return
+    given = set()
+    for source in (program, os.path.join(os.path.dirname(program), "grading.c")):
+        try:
+            with open(source, encoding="utf-8") as f:
+                given |= set(GIVES.findall(f.read()))
+        except OSError as e:
+            raise RubricError(f"{path}: cannot read its program: {e}") from None
     for c in criteria:
         name = c["judged_by"]
         if name is not None and name not in given:
@@ -271,9 +279,8 @@ def judged(criterion, metrics):
     is flagged for the instructor.
     A run without the metric (recorded before its program printed it) is
     judged, as it was then: a name the program never gives (a typo) cannot
-    reach here, since grade.py loads each rubric against its program
-    (load's `program`), and tests/cpu_grade.bats holds each program to
-    printing every metric its rubric names."""
+    reach here, since load() refuses it, and tests/cpu_grade.bats holds each
+    program to printing every metric its rubric names."""
     name = criterion.get("judged_by")
     value = None if name is None else metric_value(metrics, name)
     return value is None or value == 1

@@ -29,10 +29,11 @@ run the reference is measured in its own process beside the student's, as
 here; for such a criterion the spread shown is of that ratio, the run's
 value over its reference's, which is what the bound holds. With no miss
 once graded in n runs, the miss rate is below 3/n with 95% confidence, the
-column after the bound; the last column is how far the runs lay from the
-bound in their own spread, and the share of misses that would give at once
-were that spread normal (grader/margins.py: an extrapolation, which a
-shared machine's longer tail makes optimistic). The table goes to DIR/summary.txt too. Several DIRs (one per
+column after the bound; the last column is how far the runs lay inside
+the bound in their spread toward it, and the share of single runs past it
+were that spread normal (grader/margins.py says what that extrapolation is
+worth). It reads the bound a run must meet, not the criterion's
+model_limit, past which a run is flagged rather than awarded. The table goes to DIR/summary.txt too. Several DIRs (one per
 machine) pool into one table, each run paired within its own folder; it is
 then printed only.
 
@@ -228,7 +229,8 @@ def summary(folders, strict=False):
             bound = f">= {number(c['relative'])} x ref"
         else:
             bound = f">= {number(c['min'])}"
-        tail = margins.words(*margins.normal_tail(values, c["relative"] or c["min"], c["max"]))
+        low = c["relative"] if c["relative"] is not None else c["min"]
+        tail = margins.words(*margins.normal_tail(values, low, c["max"]))
         bound3 = min(100.0, 300.0 / n)   # no miss in n: below 3/n, 95% confidence
         rate = (f"{bound3:.1f}%" if bound3 < 10 else f"{bound3:.0f}%") \
             if row["graded"] == n else f"{n - row['graded']} seen"

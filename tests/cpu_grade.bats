@@ -355,6 +355,15 @@ PY
     check_rubric 's/^judged_by = level2_judged$/judged_by = level2_jugded/' "[level2_efficient] judged_by = 'level2_jugded': "
     [[ "$stderr" == *"/exercises/given/ex04.cu prints no such metric (did you mean level2_judged?)" ]] ||
         fail "stderr: $stderr"
+    # a metric every program gives (grading.c's gpu_shared) is no typo
+    run python3 -c 'import sys; sys.path.insert(0, "grader"); import re, rubric
+path = sys.argv[1]
+text = re.sub(r"judged_by = \w+", "judged_by = gpu_shared", open(path).read())
+open(path, "w").write(text)
+print(*[c["judged_by"] for c in rubric.load(path, "ex04")["criteria"] if c["judged_by"]])' \
+        "$BATS_TEST_TMPDIR/rubrics/ex04.ini"
+    assert_success
+    assert_output "gpu_shared"
 }
 
 @test "ex12's speed criteria read graph_efficiency against an absolute bar: the reference's design passes, a step at the streams' pace fails, past the model's limit is flagged" {

@@ -90,3 +90,17 @@ PY
         [[ $dom == *"$text"* ]] || fail "the rendered page lacks: $text"
     done
 }
+
+@test "a verdict's value and limits in the report are not verdicts of their own on the page" {
+    cp -r "$H100" "$BATS_TEST_TMPDIR/res"
+    # reports since 2026-11-25 give each verdict's limits beside its value
+    printf '%s\n' "lab01,verdict,legacy_call_serialises_min,80,%" \
+        "lab01,verdict,legacy_call_serialises_max,120,%" >>"$BATS_TEST_TMPDIR/res/lab01.csv"
+    run "$PYTHON" "$ROOT/plots/plot.py" page "$BATS_TEST_TMPDIR/res"
+    assert_success
+    page="$BATS_TEST_TMPDIR/res/index.html"
+    grep -qF '<td>legacy_call_serialises</td><td class="yes">yes</td>' "$page" ||
+        fail "the verdict itself is missing"
+    run grep -cE '<td>legacy_call_serialises_(value|min|max)</td>' "$page"
+    assert_output 0
+}

@@ -34,6 +34,7 @@ LAB = {n: "labs/%s/README.md" % d for n, d in [
     ("lab12", "lab12_cuda_graphs"), ("lab13", "lab13_gradient_overlap"),
     ("lab14", "lab14_green_contexts")]}
 LAB10 = "labs/lab10_stream_ordered_memory/"
+LAB11 = "labs/lab11_host_feeding/"
 LAB12 = "labs/lab12_cuda_graphs/"
 RUBRIC = "grader/rubrics/%s.ini"
 GUIDE = "exercises/README.md"
@@ -381,6 +382,12 @@ FACTS = [
      {LAB["lab10"]: [lambda v: f"threshold 0 at least {num(v)}x the unlimited pool's"]}),
     ("lab10's race verdict", LAB10 + "frees.cu", r'"unsafe_free_reads_reused_memory", ([\d.]+),',
      {LAB["lab10"]: [lambda v: f"at least {pct(v)} of the words wrong in the median run"]}),
+    ("lab11's one-thread verdict", LAB11 + "lab11.cu", r'"one_thread_overlaps", ([\d.]+),',
+     {LAB["lab11"]: [lambda v: f"over serial at least {v:.2f} of the"]}),
+    ("lab11's producers' least", LAB11 + "lab11.cu", r'"producers_keep_gpu_busy", ([\d.]+),',
+     {LAB["lab11"]: [lambda v: f"with four producers {v:.2f} to"]}),
+    ("lab11's producers' most", LAB11 + "lab11.cu", r'"producers_keep_gpu_busy", [\d.]+, ([\d.]+),',
+     {LAB["lab11"]: [lambda v: f"to {v:.2f} of the model's"]}),
     ("lab10's buffer", LAB10 + "lab10.cu", r"static int size_mib = (\d+);",
      {LAB["lab10"]: [lambda v: f"{thousands(v * 2**18)} of {thousands(v * 2**18)} at {num(v)} MiB"]}),
     ("lab10's delay", LAB10 + "lab10.cu", r"delay_ms = ([\d.]+);",

@@ -7,10 +7,10 @@ FOLDER holds runs.csv, one row per run the runner made
 (program,mode,run,exit_code,seconds,report), and each run's --csv report.
 For each program and mode this prints, per verdict, how often its effect was
 observed, how many runs needed re-measuring and how many re-measurements
-they used, the verdict's value, min / median / max, and how far the runs'
-mean lay from the verdict's limits in their own standard deviations, with
-the share of misses a normal spread would give (grader/margins.py says what
-that extrapolation is worth); then the exit codes
+they used, the verdict's value, min / median / max, and how far the runs
+lay inside the verdict's limits in their spread toward them, with the share
+of misses a normal spread would give (grader/margins.py: what it is and
+what it is worth); then the exit codes
 seen and the spread of the machine probes. Then it names every run that
 failed. The same table goes to FOLDER/summary.txt, the same numbers to
 FOLDER/summary.csv (with rows for the probes, and for a comparison no
