@@ -121,6 +121,16 @@ def load(path, exercise):
     return rubric
 
 
+def metrics_given(program):
+    """The names of the metrics a given program (exercises/given/exNN.cu)
+    gives, with grading.c's, which every program gives: a set."""
+    given = set()
+    for source in (program, os.path.join(os.path.dirname(program), "grading.c")):
+        with open(source, encoding="utf-8") as f:
+            given |= set(GIVES.findall(f.read()))
+    return given
+
+
 def _check_judged_by(criteria, path, program):
     """A judged_by that names a metric `program` never gives is a typo: judged()
     would read every run as judged (it takes a missing metric for a run
@@ -128,13 +138,10 @@ def _check_judged_by(criteria, path, program):
     run, rather than when scoring."""
     if all(c["judged_by"] is None for c in criteria):
         return
-    given = set()
-    for source in (program, os.path.join(os.path.dirname(program), "grading.c")):
-        try:
-            with open(source, encoding="utf-8") as f:
-                given |= set(GIVES.findall(f.read()))
-        except OSError as e:
-            raise RubricError(f"{path}: cannot read its program: {e}") from None
+    try:
+        given = metrics_given(program)
+    except OSError as e:
+        raise RubricError(f"{path}: cannot read its program: {e}") from None
     for c in criteria:
         name = c["judged_by"]
         if name is not None and name not in given:
