@@ -148,7 +148,10 @@ predicted() {
 # streams' kernels cost the GPU meanwhile: the bound read 1.05-1.24x it on
 # an H100 on 2026-11-23, 1.18-1.26x and 1.13-1.20x on two fresh ones on
 # 2026-11-24, where the graph's own step stayed within about 7% of its
-# model (estimated from the printed medians). So at least 0.8x that model
+# model (estimated from the printed medians), 1.14-1.19x on another on
+# 2026-11-25: 5.3-6.4 us a step over it at B = 4 and 10.8-12.5 at B = 8,
+# 1.3-1.6 us a batch at both sizes (each stage past the first waits on an
+# event: a cost per wait is the next thing to measure, not yet in the model). So at least 0.8x that model
 # (lab12's tolerance below a model), and at most the chain's kernels' own
 # time plus all 3B kernels' 2.21 us one after another, as if the GPU took
 # the three streams' launches one at a time (those two machines: 0.77-0.89
