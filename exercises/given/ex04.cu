@@ -535,6 +535,8 @@ typedef struct {
 
 /* Judged: as many rounds counted as an attempt measures. */
 static int judged(const level2_count *c) { return c->counted >= c->rounds; }
+/* The rounds measured over every attempt. */
+static int rounds_measured(const level2_count *c) { return c->attempts * c->rounds; }
 
 /* Level two in attempts of `rounds` rounds, keeping the rounds that count,
  * until `rounds` of them have (judged) or --retries more attempts were made
@@ -652,12 +654,12 @@ static void report_level2_model(report *r, const level *lv, const measured *m, i
                     "LEVEL2_PREDICTED_EFFICIENCY)\n");
     }
     /* said once, without measuring again: no attempt changes a machine's copies */
-    int measured_rounds = count->attempts * count->rounds;
-    if (predicted && !judged(count) && 2 * count->reaches > measured_rounds)
+    if (predicted && !judged(count) && 2 * count->reaches > rounds_measured(count))
         report_text(r, "  (in %d of %d rounds a double buffer could reach the %.0f%% target: where "
                     "this GPU's copies (c' = %.2f h, %d copy engine%s) always let it, level two "
-                    "cannot tell the designs apart on it)\n", count->reaches, measured_rounds,
-                    LEVEL2_EFFICIENT.min * 100, c / h, engines, engines == 1 ? "" : "s");
+                    "cannot tell the designs apart on it)\n", count->reaches,
+                    rounds_measured(count), LEVEL2_EFFICIENT.min * 100, c / h, engines,
+                    engines == 1 ? "" : "s");
     report_value(r, lv->yours, "streams", streams, "count");
     report_value(r, lv->yours, "pieces_per_batch", (double)bench.pieces / n, "count");
     grading_compare(r, predicted, lv->yours, "efficiency",
@@ -728,12 +730,12 @@ int main(int argc, char **argv)
     report_tally(r, "level2_outputs_verified", &lv[1].outputs,
                  "outputs of your level-2 pipeline differ from the CPU reference (every run, "
                  "each on fresh inputs)");
-    int measured_rounds = count.attempts * rounds;
     report_verdict(r, &LEVEL2_ROUNDS_COUNTED, fmin(1, (double)count.counted / rounds),
                    "%d of %d rounds counted, %d needed%s (%d attempt%s)", count.counted,
-                   measured_rounds, rounds, count.counted < measured_rounds ? ": in the others a "
-                   "double buffer could reach the target, or the serial run strayed from its "
-                   "stages" : "", count.attempts, count.attempts == 1 ? "" : "s");
+                   rounds_measured(&count), rounds, count.counted < rounds_measured(&count)
+                   ? ": in the others a double buffer could reach the target, or the serial run "
+                     "strayed from its stages" : "",
+                   count.attempts, count.attempts == 1 ? "" : "s");
     if (judged(&count))
         report_verdict(r, &LEVEL2_EFFICIENT, m.efficiency.median, "your level-2 pipeline (%d "
                        "stream%s, %.3g pieces per batch) %.2fx faster than serial, the ideal "
@@ -757,7 +759,7 @@ int main(int argc, char **argv)
     grading_value("level2_checked", (double)lv[1].outputs.checked);
     grading_value("level2_kernel_ratio", m.kernel_ratio.median);
     grading_value("level2_attempts", count.attempts);
-    grading_value("level2_rounds", measured_rounds);
+    grading_value("level2_rounds", rounds_measured(&count));
     grading_value("level2_rounds_counted", count.counted);
     grading_value("level2_judged", judged(&count));
     return grading_finish(&lab);
