@@ -81,8 +81,9 @@ def _number(parser, section, key, path, positive=False):
 
 def load(path, exercise):
     """The rubric in `path` as a dict: title, time limits, and criteria in file order.
-    A judged_by must name a metric that exercises/given/<exercise>.cu (or
-    grading.c, for every program) gives: _check_judged_by."""
+    Each metric and judged_by must name a metric that
+    exercises/given/<exercise>.cu (or grading.c, for every program) gives:
+    _check_names."""
     parser = configparser.ConfigParser(interpolation=None, inline_comment_prefixes=(";",))
     try:
         with open(path, encoding="utf-8") as f:
@@ -117,7 +118,7 @@ def load(path, exercise):
     # gpus = N: the exercise needs N GPUs in one process (ex13: two NCCL ranks)
     rubric["gpus"] = (int(_number(parser, "exercise", "gpus", path, positive=True))
                       if parser.has_option("exercise", "gpus") else 1)
-    _check_judged_by(every, path, os.path.join(GIVEN, exercise + ".cu"))
+    _check_names(every, path, os.path.join(GIVEN, exercise + ".cu"))
     return rubric
 
 
@@ -131,23 +132,23 @@ def metrics_given(program):
     return given
 
 
-def _check_judged_by(criteria, path, program):
-    """A judged_by that names a metric `program` never gives is a typo: judged()
-    would read every run as judged (it takes a missing metric for a run
-    recorded before its program gave it), so it is refused here, before any
-    run, rather than when scoring."""
-    if all(c["judged_by"] is None for c in criteria):
-        return
+def _check_names(criteria, path, program):
+    """A metric or judged_by that names a metric `program` never gives is a
+    typo, refused here, before any run, rather than found when scoring: a
+    metric would read "not measured" in every run and fail everyone, and a
+    judged_by would leave every run judged (judged() takes a missing metric
+    for a run recorded before its program gave it)."""
     try:
         given = metrics_given(program)
     except OSError as e:
         raise RubricError(f"{path}: cannot read its program: {e}") from None
     for c in criteria:
-        name = c["judged_by"]
-        if name is not None and name not in given:
-            near = difflib.get_close_matches(name, sorted(given), n=1)
-            raise RubricError(f"{path} [{c['name']}] judged_by = {name!r}: {program} prints no "
-                              f"such metric{f' (did you mean {near[0]}?)' if near else ''}")
+        for key in ("metric", "judged_by"):
+            name = c[key]
+            if name is not None and name not in given:
+                near = difflib.get_close_matches(name, sorted(given), n=1)
+                raise RubricError(f"{path} [{c['name']}] {key} = {name!r}: {program} prints no "
+                                  f"such metric{f' (did you mean {near[0]}?)' if near else ''}")
 
 
 def _level(parser, section, key, path):
