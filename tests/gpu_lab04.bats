@@ -199,6 +199,22 @@ PY
     assert_success
 }
 
+# The check pass (the grader's, under memcheck) runs 1 MiB batches once: no
+# round of level two can count there, and the timing says nothing, so it
+# verifies and judges none of it, as every exercise's check pass does.
+@test "ex04 --check runs small batches once, checks every output and judges no timing" {
+    run ./ex04 --check
+    assert_success
+    assert_line --regexp "^settings: .*--batches 4 --batch-mib 1 .*--check$"
+    assert_output --partial "[ok]   outputs_verified"
+    assert_output --partial "[ok]   level2_outputs_verified"
+    assert_output --partial "--check: level two's timing not judged"
+    refute_output --partial "pipeline_efficient"
+    refute_output --partial "level2_rounds_counted"
+    refute_output --partial "level2_efficient"
+    refute_output --partial "What the grader would give"
+}
+
 # At the default size, as lab04's effect is: --quick's smaller batches
 # reached 81% once on an H100 machine where the default run reached 100%.
 # A run whose level two found too few rounds that count (a double buffer's
