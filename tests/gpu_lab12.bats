@@ -150,8 +150,16 @@ predicted() {
 # 2026-11-24, where the graph's own step stayed within about 7% of its
 # model (estimated from the printed medians), 1.14-1.19x on another on
 # 2026-11-25: 5.3-6.4 us a step over it at B = 4 and 10.8-12.5 at B = 8,
-# 1.3-1.6 us a batch at both sizes (each stage past the first waits on an
-# event: a cost per wait is the next thing to measure, not yet in the model). So at least 0.8x that model
+# 1.3-1.6 us a batch at both sizes. Not a cost per event wait: a probe of
+# the primitives behind a gate (written for this, not kept; another fresh
+# H100 the same day, medians of 9) read a kernel behind an already-complete
+# wait at 1.94 us against 1.87 without. It is the third stream: 200 empty
+# kernels in each of one, two and three independent streams took 1.87, 1.99
+# and 4.07 us a row, and ex12's shape with empty kernels 3.9 us a batch, not
+# 2.21. With spinning stages the step read 1.03-1.07x the model where one
+# stage dominates (2, 5, 2 us) and 1.18-1.30x where they tie (2, 2, 2 to 10,
+# 10, 10): how many streams' kernels fall ready at once, which no cost per
+# kernel holds. So at least 0.8x that model
 # (lab12's tolerance below a model), and at most the chain's kernels' own
 # time plus all 3B kernels' 2.21 us one after another, as if the GPU took
 # the three streams' launches one at a time (those two machines: 0.77-0.89
