@@ -174,8 +174,16 @@ PY
     assert_output --regexp "\[FAIL\] overlaps +0/3 +speedup [0-9.]+, needs >= 1.3"
     assert_output --partial "level 1: 3 of 10 points"
     assert_output --partial "level 2: 2 of 6 points (a second level, graded apart)"
-    assert_output --partial "observed: NO  level2_efficient"
-    assert_output --regexp "\[FAIL\] level2_efficient +0/4 +level2_efficiency [0-9.]+, needs >= 0.9"
+    # level two earns 0 of 4 either way: judged and short, or, where too few
+    # of its rounds counted (a fresh machine's link speeding up under it),
+    # not judged and flagged, as the sol04 test below allows
+    if [[ "$output" == *"not judged: level2_efficient"* ]]; then
+        assert_output --regexp "\[FLAG\] level2_efficient +0/4 +not judged"
+        echo "# ex04 as given: level two not judged in this run, too few rounds counted" >&3
+    else
+        assert_output --partial "observed: NO  level2_efficient"
+        assert_output --regexp "\[FAIL\] level2_efficient +0/4 +level2_efficiency [0-9.]+, needs >= 0.9"
+    fi
     assert_output --partial "total: 5 of 16 points for this run"
     ./ex04 --quick --json >"$BATS_TEST_TMPDIR/r.json" || true
     run report json "$BATS_TEST_TMPDIR/r.json"
