@@ -20,7 +20,7 @@ load test_helper
     assert_success
     assert_output --partial "--max-mib"
     assert_output --partial "--async-mib"
-    assert_output --regexp "--max-mib MIB .*default 256, --quick 16\\)"
+    assert_output --regexp "--max-mib MIB .*default 256, --quick 64\\)"
     assert_output --regexp "--async-mib MIB .*default 64, --quick 16\\)"
 }
 
