@@ -101,7 +101,7 @@ setup() { require_gpu; }
         done
     done
     n=$(grep -cE '^lab02,[a-z]+ (H2D|D2H),bandwidth@[0-9]+,' "$f")
-    assert_equal "$n" "42"
+    assert_equal "$n" "48" # 3 kinds x 2 directions x 8 sizes
 }
 
 @test "the text report shows the sweep as a table, not as rows" {
