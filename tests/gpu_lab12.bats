@@ -162,8 +162,8 @@ predicted() {
 # kernel holds. So at least 0.8x that model
 # (lab12's tolerance below a model), and at most the chain's kernels' own
 # time plus all 3B kernels' 2.21 us one after another, as if the GPU took
-# the three streams' launches one at a time (those two machines: 0.77-0.89
-# of it). Each fault has its own check: a bound at the host's pace (82-137
+# the three streams' launches one at a time (the two machines of
+# 2026-11-24: 0.77-0.89 of it). Each fault has its own check: a bound at the host's pace (82-137
 # us a step at default sizes, ex12.cu) ends gates early, counted below; a
 # GPU that ran the three streams one after another goes past the ceiling
 # by (B-1)(sum(t) - max(t)), the two shorter stages B - 1 times: 28-70 us
