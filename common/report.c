@@ -484,10 +484,10 @@ void report_tally(report *r, const char *name, const tally *t, const char *what)
         report_check(r, name, t->checked > 0, "%zu of %zu %s", t->wrong, t->checked, what);
 }
 
-/* A limit as the verdict line prints it: "at least 90%", "-2% to 2%", "exactly 0 launches". */
 /* A verdict's numbers as they print: a "%" verdict's fractions as percentages. */
 static double unit_scale(const verdict *v) { return strcmp(v->unit, "%") == 0 ? 100 : 1; }
 
+/* A limit as the verdict line prints it: "at least 90%", "-2% to 2%", "exactly 0 launches". */
 static char *limit_text(const verdict *v)
 {
     int percent = strcmp(v->unit, "%") == 0, ratio = strcmp(v->unit, "x") == 0;

@@ -287,8 +287,7 @@ def judged(criterion, metrics):
     is flagged for the instructor.
     A run without the metric (recorded before its program printed it) is
     judged, as it was then: a name the program never gives (a typo) cannot
-    reach here, since load() refuses it, and tests/cpu_grade.bats holds each
-    program to printing every metric its rubric names."""
+    reach here, since load() refuses it."""
     name = criterion.get("judged_by")
     value = None if name is None else metric_value(metrics, name)
     return value is None or value == 1

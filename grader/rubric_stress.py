@@ -33,9 +33,9 @@ column after the bound; the last column is how far the runs lay inside
 the bound in their spread toward it, and the share of single runs past it
 were that spread normal (grader/margins.py says what that extrapolation is
 worth). It reads the bound a run must meet, not the criterion's
-model_limit, past which a run is flagged rather than awarded. The table goes to DIR/summary.txt too. Several DIRs (one per
-machine) pool into one table, each run paired within its own folder; it is
-then printed only.
+model_limit, past which a run is flagged rather than awarded. The table
+goes to DIR/summary.txt too. Several DIRs (one per machine) pool into one
+table, each run paired within its own folder; it is then printed only.
 
 Exit status: 0; 1 when a run did not end with a result line (a crash, a
 timeout, exit 1), or with --strict when a criterion was missed once graded;

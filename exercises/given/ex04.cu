@@ -181,14 +181,6 @@ enum { WARMUP = 1, STAGE_REPEAT = 4, MAX_SEEN = 64, LEVELS = 2 };
 static const struct {
     double double_buffer_max, serial_fit;
 } ROUND_COUNTS = {0.84, 0.10};
-/* Between attempts the kernel is rescaled to an upload's time as the median
- * round whose serial run fit measured them (a load stretches the kernel in
- * the others): the start's calibration was off by 1.2-1.8x in 10 of 217
- * runs on seven H100s. Always, not only outside a band: --quick's 8 batches
- * stop counting at a kernel of about 1.2 h (a double buffer's best past 84%
- * with c' at 1.07 h), and a fresh H100 whose link sped up from 41 to 52
- * GB/s after the calibration kept its kernel at 1.15-1.25 h over three
- * attempts inside the band of 0.8-1.25 this replaced (2026-11-25). */
 /* As many rounds counted as the level measures (--reps): the share of them,
  * 100% once enough have. */
 static const verdict LEVEL2_ROUNDS_COUNTED = {
@@ -544,10 +536,16 @@ static int rounds_measured(const level2_count *c) { return c->attempts * c->roun
 
 /* Level two in attempts of `rounds` rounds, keeping the rounds that count,
  * until `rounds` of them have (judged) or --retries more attempts were made
- * (the check pass, which does not time, makes one). Between attempts the
- * kernel is rescaled to the rounds' upload where any fit. Returns what
- * the rounds that counted measured (every round of the last attempt where
- * none did). */
+ * (the check pass, which does not time, makes one). Returns what the rounds
+ * that counted measured (every round of the last attempt where none did).
+ * Between attempts the kernel is rescaled to an upload's time as the median
+ * round whose serial run fit measured them (a load stretches the kernel in
+ * the others): the start's calibration was off by 1.2-1.8x in 10 of 217
+ * runs on seven H100s. Always, not only outside a band: --quick's 8 batches
+ * stop counting at a kernel of about 1.2 h (a double buffer's best past 84%
+ * with c' at 1.07 h), and a fresh H100 whose link sped up from 41 to 52
+ * GB/s after the calibration kept its kernel at 1.15-1.25 h over three
+ * attempts inside the band of 0.8-1.25 this replaced (2026-11-25). */
 static measured measure_level2(lab_run *lab, level *lv, int rounds, int engines, level2_count *c)
 {
     int tries = grading_check() ? 1 : 1 + lab->opt.retries, cap = rounds * tries;
