@@ -595,6 +595,16 @@ static void json_interference(const report *r)
     fputs(r->interference.n ? "\n  ]" : "]", stdout);
 }
 
+/* What the exit code means for this run. Exit 0 with no verdict judged (an
+ * exercise's --check pass, which runs small sizes under compute-sanitizer)
+ * says so, rather than claim an effect nobody measured. */
+static const char *result_meaning(const report *r, int code)
+{
+    if (code == EXIT_OK && r->verdicts.n == 0)
+        return "results correct, no effect judged in this run";
+    return exit_code_meaning(code);
+}
+
 static void print_json(const report *r, int code)
 {
     const entry *params = r->params.items;
@@ -632,7 +642,7 @@ static void print_json(const report *r, int code)
     json_items("items", "observed", &r->verdicts);
     printf("},\n  ");
     json_key("exit_code"), printf("%d,\n  ", code);
-    json_key("exit_meaning"), json_string(exit_code_meaning(code));
+    json_key("exit_meaning"), json_string(result_meaning(r, code));
     printf("\n}\n");
 }
 
@@ -773,7 +783,7 @@ int report_finish(report *r)
     } else if (r->format == FORMAT_CSV) {
         csv_row(r, "result", "exit_code", code, "code");
     } else {
-        printf("\nresult: %s (exit %d)\n", exit_code_meaning(code), code);
+        printf("\nresult: %s (exit %d)\n", result_meaning(r, code), code);
         /* Exit 3 outranks 4 (what could not run here is the news), but a
          * verdict that was judged and missed before it still gets its hints:
          * lab14 on one GPU judges parts 1 and 2 before part 3 cannot run. */

@@ -85,6 +85,16 @@ report_test,verdict,second_max,2,%"
     refute_output --partial "likely reason"
 }
 
+@test "a run that judged no verdict exits 0 without claiming an effect, in text and JSON" {
+    run "$TOOLS/report_test" --no-verdicts
+    assert_success
+    assert_output --partial "result: results correct, no effect judged in this run (exit 0)"
+    refute_output --partial "effect observed"
+    run "$TOOLS/report_test" --no-verdicts --json
+    assert_success
+    assert_output --partial '"exit_meaning":"results correct, no effect judged in this run"'
+}
+
 @test "a failed check exits 1 in every format" {
     for fmt in "" --csv --json; do
         run "$TOOLS/report_test" --fail-check $fmt

@@ -223,6 +223,7 @@ PY
     refute_output --partial "level2_rounds_counted"
     refute_output --partial "level2_efficient"
     refute_output --partial "What the grader would give"
+    assert_output --partial "result: results correct, no effect judged in this run (exit 0)"
 }
 
 # At the default size, as lab04's effect is: --quick's smaller batches
