@@ -421,8 +421,10 @@ sanitize: $(SANITIZE_PROGRAMS) $(BUILD)/tests/gpu_probe ## every lab and solutio
 	@CUDA_HOME='$(CUDA_HOME)' BINDIR='$(BINDIR)' GPU_PROBE='$(BUILD)/tests/gpu_probe' \
 	  tests/tools/sanitize.sh $(SANITIZE_PROGRAMS)
 
-# Test tools with device code: the GPU loader and the sanitizer's canary.
-TEST_TOOLS += $(BUILD)/tests/gpu_load $(BUILD)/tests/sanitize_canary $(BUILD)/tests/machine_probe
+# Test tools with device code: the GPU loader, the sanitizer's canary, the machine
+# probe and lab_attempt on a made-up comparison.
+TEST_TOOLS += $(BUILD)/tests/gpu_load $(BUILD)/tests/sanitize_canary $(BUILD)/tests/machine_probe \
+              $(BUILD)/tests/attempt_test
 $(BUILD)/tests/%: tests/tools/%.cu $(LIB) $(HEADERS) $(FLAGS_STAMP) | check-nvcc
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVCCFLAGS) -o $@ $< $(LIB) $(LDLIBS)

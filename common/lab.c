@@ -6,6 +6,7 @@
 #include "../kernels/kernels.h"
 
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -184,19 +185,35 @@ int lab_end(lab_run *run)
  * ratios spread by 1-10%. */
 static const double NOISY_SPREAD = 0.25;
 
-/* Whether the machine now, or fn's samples, show interference: writes what into why[]. */
+/* What the attempt now running said it saw (attempt_saw), or "". */
+static char attempt_seen[256];
+
+void attempt_saw(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(attempt_seen, sizeof attempt_seen, fmt, ap);
+    va_end(ap);
+}
+
+/* Whether the machine now, fn's samples, or what fn saw show interference:
+ * writes what into why[]. */
 static int interference_now(lab_run *run, double spread, char *why, size_t size)
 {
     machine_state now;
     machine_probe(&now); /* no span of its own: a lab's attempt may sit inside one */
     double raw = pcie_raw_gbps(run->dev.pcie_gen, run->dev.pcie_width);
     int n = machine_interference(&run->at_start, &now, raw, run->dev.clock_mhz, why, size);
+    int noisy = spread > NOISY_SPREAD, saw = attempt_seen[0] != '\0';
     size_t used = strlen(why);
-    if (spread > NOISY_SPREAD && used + 2 < size)
+    if (noisy)
         snprintf(why + used, size - used, "%sits samples spread by %.0f%% (p5 to p95 of the "
                  "median): something came and went while they were taken", n ? "; " : "",
                  spread * 100);
-    return n > 0 || spread > NOISY_SPREAD;
+    used = strlen(why);
+    if (saw)
+        snprintf(why + used, size - used, "%s%s", n || noisy ? "; " : "", attempt_seen);
+    return n > 0 || noisy || saw;
 }
 
 int lab_attempt(lab_run *run, const char *what, attempt_fn fn, void *ctx)
@@ -206,6 +223,7 @@ int lab_attempt(lab_run *run, const char *what, attempt_fn fn, void *ctx)
     for (;;) {
         double spread = 0;
         attempts++;
+        attempt_seen[0] = '\0';
         seen = fn(ctx, &spread);
         if (seen || attempts > run->opt.retries || !interference_now(run, spread, now, sizeof now))
             break;

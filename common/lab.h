@@ -60,6 +60,14 @@ typedef int (*attempt_fn)(void *ctx, double *spread);
  * fn's last answer. */
 int lab_attempt(lab_run *run, const char *what, attempt_fn fn, void *ctx);
 
+/* For an attempt fn whose verdict failed on a number that the same run
+ * measured a moment before on the right side of the limit (lab02: pinned
+ * copies in the pairs slower than the link, the same copies, timed in its
+ * first section). Nothing of the lesson changes between the two, so that
+ * is interference however narrow the samples' spread: lab_attempt measures
+ * again, naming what (printf's format). */
+void attempt_saw(const char *fmt, ...);
+
 /* Memory, streams and events the run owns: each checked, and released by
  * lab_end() (a lab whose lesson is allocating or freeing does that itself). */
 void *lab_pinned(lab_run *run, size_t bytes);  /* cudaMallocHost: page-locked host memory */

@@ -104,3 +104,34 @@ print(v[0]['observed'], d['verdict']['observed'], 'another process' in d['verdic
     run grep ',attempts,' <<<"$output"
     refute_output --regexp ',attempts,([2-9]|1[0-9]),'
 }
+
+# lab02's pinned copies slower than the same copies timed as the link a
+# moment before: the attempt itself saw another process (attempt_saw), with
+# its samples narrow and the probe quiet again. tests/tools/attempt_test
+# stands in for the comparison, so each path is taken for certain.
+@test "an attempt that saw interference itself is measured again and named; failing still, the run exits 4" {
+    run "$TOOLS/attempt_test" --fail 1 --saw
+    assert_success
+    # (the probe's own findings, if any, come first)
+    assert_output --regexp "made up: measured 2 times; attempt 1: (.*; )?made-up: the same thing timed twice, 41 GB/s and 55"
+    assert_output --partial "the last attempt showed the effect"
+    # Still failing after --retries: exit 4, the interference leading the reasons.
+    run "$TOOLS/attempt_test" --fail 5 --saw
+    assert_failure 4
+    assert_output --partial "made up: measured 3 times"
+    assert_output --partial "none showed the effect"
+    assert_output --regexp "likely reason for made up: the machine, not the lesson: attempt 1: (.*; )?made-up"
+    run "$TOOLS/attempt_test" --fail 1 --saw --retries 0 --csv
+    assert_failure 4
+    assert_output --partial "attempt_test,made up,attempts,1,count"
+    # Without --saw a failed attempt is the answer, unless this machine's
+    # probe saw something of its own (then it is named, never made-up).
+    run "$TOOLS/attempt_test" --fail 1
+    if [[ "$output" == *"measured 2 times"* ]]; then
+        refute_output --partial "made-up"
+        echo "# the probe saw interference here: $(grep -m1 'measured 2 times' <<<"$output")"
+    else
+        assert_failure 4
+        refute_output --partial "made up: measured"
+    fi
+}
