@@ -187,8 +187,8 @@ static const verdict REACHES_LINK[DIRS] = {{"pinned_reaches_link_H2D", 0.7, INFI
                                            {"pinned_reaches_link_D2H", 0.7, INFINITY, "%", SHORT}};
 
 /* Kind k against pinned in each direction v[] judges (H2D, and D2H where given): p[d].ratio
- * is k's time over pinned's; with raw (GB/s), pinned's speed, gbps[d], is judged against it
- * too. Section 1 timed the same copies as the link: if that held, a miss is interference. */
+ * is k's time over pinned's; with raw, pinned's speed gbps[d] is judged against it too. Pinned
+ * under 70% of it where section 1's link, the same copies, was not: another process's copies. */
 typedef struct {
     bench *b; enum kind k; const verdict *v[DIRS]; double raw, gbps[DIRS]; paired p[DIRS];
 } versus;
@@ -202,12 +202,12 @@ static int attempt_versus(void *ctx, double *spread)
         x->p[d] = copy_paired(copy_of(b, x->k, d, b->largest), copy_of(b, PINNED, d, b->largest),
                               b->timer, 1, b->sw.samples[b->sw.n - 1]);
         x->gbps[d] = (double)b->largest / 1e6 / x->p[d].b.median;
-        int reaches = !x->raw || verdict_holds(&REACHES_LINK[d], x->gbps[d] / x->raw);
-        if (!reaches && verdict_holds(&REACHES_LINK[d], b->link[d].median / x->raw))
+        int reaches = !b->raw || verdict_holds(&REACHES_LINK[d], x->gbps[d] / b->raw);
+        if (!reaches && verdict_holds(&REACHES_LINK[d], b->link[d].median / b->raw))
             attempt_saw("%s copies ran at %.1f GB/s, at %.1f timed as the link: another "
                         "process's copies came and went", variant[PINNED][d], x->gbps[d],
                         b->link[d].median);
-        holds &= verdict_holds(x->v[d], x->p[d].ratio.median) && reaches;
+        holds &= verdict_holds(x->v[d], x->p[d].ratio.median) && (reaches || !x->raw);
         *spread = fmax(*spread, fmax(stats_spread(&x->p[d].ratio), stats_spread(&x->p[d].b)));
     }
     return holds;
