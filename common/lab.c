@@ -185,35 +185,52 @@ int lab_end(lab_run *run)
  * ratios spread by 1-10%. */
 static const double NOISY_SPREAD = 0.25;
 
-/* What the attempt now running said it saw (attempt_saw), or "". */
-static char attempt_seen[256];
+/* Appends to buf, after "; " when it holds something already. */
+static void vappend(char *buf, size_t size, const char *fmt, va_list ap)
+{
+    size_t used = strlen(buf);
+    if (used && used + 2 < size)
+        used += (size_t)snprintf(buf + used, size - used, "; ");
+    vsnprintf(buf + used, size - used, fmt, ap);
+}
 
-void attempt_saw(const char *fmt, ...)
+static void append(char *buf, size_t size, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(attempt_seen, sizeof attempt_seen, fmt, ap);
+    vappend(buf, size, fmt, ap);
     va_end(ap);
 }
 
-/* Whether the machine now, fn's samples, or what fn saw show interference:
- * writes what into why[]. */
+/* What the attempt now running said it saw (lab_attempt_saw), or "". */
+static char attempt_seen[256];
+
+void lab_attempt_saw(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vappend(attempt_seen, sizeof attempt_seen, fmt, ap);
+    va_end(ap);
+}
+
+/* Whether what fn saw, the machine now, or fn's samples show interference:
+ * writes what into why[], fn's own finding first (the most direct). */
 static int interference_now(lab_run *run, double spread, char *why, size_t size)
 {
     machine_state now;
+    char probe[512] = "";
     machine_probe(&now); /* no span of its own: a lab's attempt may sit inside one */
     double raw = pcie_raw_gbps(run->dev.pcie_gen, run->dev.pcie_width);
-    int n = machine_interference(&run->at_start, &now, raw, run->dev.clock_mhz, why, size);
-    int noisy = spread > NOISY_SPREAD, saw = attempt_seen[0] != '\0';
-    size_t used = strlen(why);
+    int n = machine_interference(&run->at_start, &now, raw, run->dev.clock_mhz, probe,
+                                 sizeof probe);
+    int noisy = spread > NOISY_SPREAD;
+    snprintf(why, size, "%s", attempt_seen);
+    if (n)
+        append(why, size, "%s", probe);
     if (noisy)
-        snprintf(why + used, size - used, "%sits samples spread by %.0f%% (p5 to p95 of the "
-                 "median): something came and went while they were taken", n ? "; " : "",
-                 spread * 100);
-    used = strlen(why);
-    if (saw)
-        snprintf(why + used, size - used, "%s%s", n || noisy ? "; " : "", attempt_seen);
-    return n > 0 || noisy || saw;
+        append(why, size, "its samples spread by %.0f%% (p5 to p95 of the median): something "
+               "came and went while they were taken", spread * 100);
+    return attempt_seen[0] || n > 0 || noisy;
 }
 
 int lab_attempt(lab_run *run, const char *what, attempt_fn fn, void *ctx)
@@ -225,11 +242,16 @@ int lab_attempt(lab_run *run, const char *what, attempt_fn fn, void *ctx)
         attempts++;
         attempt_seen[0] = '\0';
         seen = fn(ctx, &spread);
-        if (seen || attempts > run->opt.retries || !interference_now(run, spread, now, sizeof now))
+        if (seen)
             break;
-        size_t used = strlen(why);
-        snprintf(why + used, sizeof why - used, "%sattempt %d: %s", used ? "; " : "", attempts,
-                 now);
+        if (attempts > run->opt.retries) { /* no more: still say what the last one saw */
+            if (attempt_seen[0])
+                append(why, sizeof why, "attempt %d: %s", attempts, attempt_seen);
+            break;
+        }
+        if (!interference_now(run, spread, now, sizeof now))
+            break;
+        append(why, sizeof why, "attempt %d: %s", attempts, now);
     }
     report_attempts(run->r, what, attempts, seen, why);
     return seen;

@@ -50,11 +50,11 @@ int lab_end(lab_run *run);
 typedef int (*attempt_fn)(void *ctx, double *spread);
 
 /* Runs fn. When it fails, asks whether something outside the lesson spoilt
- * it: the machine probed again against the run's start (another process on
- * the GPU, its link or the host; a slowed clock), or fn's own samples
- * spread wide. If so, runs fn again, at most --retries more times (the
- * default 2); if not, the effect is simply not there, and one attempt is
- * the answer. Reports the attempts ("what,attempts,N,count"), and what
+ * it: fn said what it saw (lab_attempt_saw), the machine probed again
+ * against the run's start (another process on the GPU, its link or the
+ * host; a slowed clock), or fn's own samples spread wide. If so, runs fn
+ * again, at most --retries more times (the default 2); if not, the effect is
+ * simply not there, and one attempt is the answer. Reports the attempts ("what,attempts,N,count"), and what
  * interference it saw, which leads the likely reasons when the lab exits 4.
  * A retry re-measures both sides: no verdict passes on old numbers. Returns
  * fn's last answer. */
@@ -65,8 +65,9 @@ int lab_attempt(lab_run *run, const char *what, attempt_fn fn, void *ctx);
  * copies in the pairs slower than the link, the same copies, timed in its
  * first section). Nothing of the lesson changes between the two, so that
  * is interference however narrow the samples' spread: lab_attempt measures
- * again, naming what (printf's format). */
-void attempt_saw(const char *fmt, ...);
+ * again, naming what (printf's format; several calls in one attempt are
+ * joined by "; "). The last attempt's finding is named too. */
+void lab_attempt_saw(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* Memory, streams and events the run owns: each checked, and released by
  * lab_end() (a lab whose lesson is allocating or freeing does that itself). */

@@ -18,6 +18,7 @@
  *                                           what the run owns: lab_end() releases it
  *   lab_attempt(&run, "what", fn, &ctx)     a demonstration, measured again (both
  *                                           sides) when another process spoilt it
+ *   lab_attempt_saw(fmt, ...)               in fn: interference fn saw itself
  *   return lab_end(&run);                   trace, the machine, verdicts, exit code
  *
  * THE GPU (device.h)
