@@ -185,32 +185,17 @@ int lab_end(lab_run *run)
  * ratios spread by 1-10%. */
 static const double NOISY_SPREAD = 0.25;
 
-/* Appends to buf, after "; " when it holds something already. */
-static void vappend(char *buf, size_t size, const char *fmt, va_list ap)
-{
-    size_t used = strlen(buf);
-    if (used && used + 2 < size)
-        used += (size_t)snprintf(buf + used, size - used, "; ");
-    vsnprintf(buf + used, size - used, fmt, ap);
-}
-
-static void append(char *buf, size_t size, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vappend(buf, size, fmt, ap);
-    va_end(ap);
-}
-
 /* What the attempt now running said it saw (lab_attempt_saw), or "". */
 static char attempt_seen[256];
 
 void lab_attempt_saw(const char *fmt, ...)
 {
+    char clause[sizeof attempt_seen];
     va_list ap;
     va_start(ap, fmt);
-    vappend(attempt_seen, sizeof attempt_seen, fmt, ap);
+    vsnprintf(clause, sizeof clause, fmt, ap);
     va_end(ap);
+    why_append(attempt_seen, sizeof attempt_seen, "%s", clause);
 }
 
 /* Whether what fn saw, the machine now, or fn's samples show interference:
@@ -226,10 +211,10 @@ static int interference_now(lab_run *run, double spread, char *why, size_t size)
     int noisy = spread > NOISY_SPREAD;
     snprintf(why, size, "%s", attempt_seen);
     if (n)
-        append(why, size, "%s", probe);
+        why_append(why, size, "%s", probe);
     if (noisy)
-        append(why, size, "its samples spread by %.0f%% (p5 to p95 of the median): something "
-               "came and went while they were taken", spread * 100);
+        why_append(why, size, "its samples spread by %.0f%% (p5 to p95 of the median): "
+                   "something came and went while they were taken", spread * 100);
     return attempt_seen[0] || n > 0 || noisy;
 }
 
@@ -246,12 +231,12 @@ int lab_attempt(lab_run *run, const char *what, attempt_fn fn, void *ctx)
             break;
         if (attempts > run->opt.retries) { /* no more: still say what the last one saw */
             if (attempt_seen[0])
-                append(why, sizeof why, "attempt %d: %s", attempts, attempt_seen);
+                why_append(why, sizeof why, "attempt %d: %s", attempts, attempt_seen);
             break;
         }
         if (!interference_now(run, spread, now, sizeof now))
             break;
-        append(why, sizeof why, "attempt %d: %s", attempts, now);
+        why_append(why, sizeof why, "attempt %d: %s", attempts, now);
     }
     report_attempts(run->r, what, attempts, seen, why);
     return seen;

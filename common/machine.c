@@ -28,25 +28,19 @@ int gpu_was_shared(const gpu_sharing *s)
            s->lost_ms >= SHARED_FRACTION_MIN * s->probe_ms;
 }
 
-typedef struct {
-    char *buf;
-    size_t size;
-    int n;
-} signs;
-
-static void sign(signs *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void sign(signs *s, const char *fmt, ...)
+int why_append(char *why, size_t size, const char *fmt, ...)
 {
-    size_t used = strlen(s->buf);
-    if (s->n++ && used + 2 < s->size) {
-        strcpy(s->buf + used, "; ");
+    size_t used = size ? strlen(why) : 0;
+    if (used && used + 2 < size) {
+        strcpy(why + used, "; ");
         used += 2;
     }
     va_list ap;
     va_start(ap, fmt);
-    if (used < s->size)
-        vsnprintf(s->buf + used, s->size - used, fmt, ap);
+    if (used + 1 < size)
+        vsnprintf(why + used, size - used, fmt, ap);
     va_end(ap);
+    return 1;
 }
 
 static double lo(double x, double y) { return x < y ? x : y; }
@@ -63,33 +57,37 @@ int machine_interference(const machine_state *a, const machine_state *b, double 
 {
     static const char *const dir[2] = {"H2D", "D2H"};
     char raw_text[48];
-    signs s = {why, size, 0};
+    int n = 0; /* signs seen */
     snprintf(raw_text, sizeof raw_text, " (the link's raw rate: %.0f)", raw_link_gbps);
     if (size)
         why[0] = '\0';
     if (gpu_was_shared(&a->sharing) || gpu_was_shared(&b->sharing))
-        sign(&s, "the GPU ran another process's work for %.1f ms of a %.1f ms probe: it is "
-             "time-sliced between processes", hi(a->sharing.lost_ms, b->sharing.lost_ms),
-             a->sharing.lost_ms > b->sharing.lost_ms ? a->sharing.probe_ms : b->sharing.probe_ms);
+        n += why_append(why, size, "the GPU ran another process's work for %.1f ms of a %.1f ms "
+                        "probe: it is time-sliced between processes",
+                        hi(a->sharing.lost_ms, b->sharing.lost_ms),
+                        a->sharing.lost_ms > b->sharing.lost_ms ? a->sharing.probe_ms
+                                                                : b->sharing.probe_ms);
     for (int d = 0; d < 2; d++) {
         double x = a->link_gbps[d], y = b->link_gbps[d];
         if (dipped(x, y, RATE_DIP) || (raw_link_gbps > 0 && lo(x, y) > 0 &&
                              lo(x, y) < RAW_LINK_SHARE * raw_link_gbps))
-            sign(&s, "the link ran at %.0f-%.0f GB/s %s%s: another process may be copying, "
-                 "or the machine has just started (a fresh one's first copies run slow)",
-                 lo(x, y), hi(x, y), dir[d], raw_link_gbps > 0 ? raw_text : "");
+            n += why_append(why, size, "the link ran at %.0f-%.0f GB/s %s%s: another process may "
+                            "be copying, or the machine has just started (a fresh one's first "
+                            "copies run slow)", lo(x, y), hi(x, y), dir[d],
+                            raw_link_gbps > 0 ? raw_text : "");
     }
     if (dipped(a->host_gbps, b->host_gbps, HOST_DIP))
-        sign(&s, "host memcpy ran at %.1f-%.1f GB/s: another process is using host memory or "
-             "the CPU", lo(a->host_gbps, b->host_gbps), hi(a->host_gbps, b->host_gbps));
+        n += why_append(why, size, "host memcpy ran at %.1f-%.1f GB/s: another process is using "
+                        "host memory or the CPU", lo(a->host_gbps, b->host_gbps),
+                        hi(a->host_gbps, b->host_gbps));
     double la = a->launch_us, lb = b->launch_us;
     if (la > 0 && lb > 0 && hi(la, lb) > LAUNCH_GROWTH * lo(la, lb) &&
         hi(la, lb) > lo(la, lb) + LAUNCH_EXTRA_US)
-        sign(&s, "an empty kernel took %.0f-%.0f us from launch to done: the CPU or the GPU's "
-             "queues are busy", lo(la, lb), hi(la, lb));
+        n += why_append(why, size, "an empty kernel took %.0f-%.0f us from launch to done: the "
+                        "CPU or the GPU's queues are busy", lo(la, lb), hi(la, lb));
     double clock = lo(a->sm_mhz > 0 ? a->sm_mhz : b->sm_mhz, b->sm_mhz > 0 ? b->sm_mhz : a->sm_mhz);
     if (clock > 0 && max_mhz > 0 && clock < CLOCK_SHARE * max_mhz)
-        sign(&s, "the SM clock ran at %.0f MHz of its %.0f: the GPU is holding its power or "
-             "temperature down", clock, max_mhz);
-    return s.n;
+        n += why_append(why, size, "the SM clock ran at %.0f MHz of its %.0f: the GPU is holding "
+                        "its power or temperature down", clock, max_mhz);
+    return n;
 }

@@ -41,6 +41,12 @@ typedef struct {
     double sm_mhz;        /* the SM clock while a kernel spins: clock64() over %globaltimer */
 } machine_state;
 
+/* Adds a clause to an account of interference, why[] of size bytes: after
+ * "; " when it holds one already, cut short at size. printf-style; returns
+ * 1, so that a caller can count its clauses. The signs below, and
+ * lab_attempt's account of its attempts, are built with it. */
+int why_append(char *why, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
 /* What differs between two moments a and b (the run's start and now) that
  * another process or the machine's state would explain: a copy rate or the
  * host's memcpy well below the other moment's (or the link well below its

@@ -216,14 +216,13 @@ typedef struct {
     double known_ms;
     int warmup, reps;
     const verdict *v;
-    int calibrate; /* AFFINE: o.steps from a calibration in each attempt */
-    stats t;       /* what the last attempt measured */
+    stats t; /* what the last attempt measured */
 } known_demo;
 
 static int attempt_known(void *ctx, double *spread)
 {
     known_demo *k = (known_demo *)ctx;
-    if (k->calibrate) { /* here, so that an attempt made again re-times the line too */
+    if (k->o.what == AFFINE) { /* calibrated here, so that a retry re-times the line too */
         affine_calibration cal = affine_calibrate((const uint32_t *)k->o.src, (uint32_t *)k->o.dst,
                                                   k->o.bytes / sizeof(uint32_t), k->o.stream);
         k->o.steps = affine_steps_for_ms(&cal, k->known_ms);
@@ -269,8 +268,7 @@ static void check_affine(lab_run *run, cudaStream_t stream)
     CUDA_CHECK(cudaMemcpy(d_in, h_in, bytes, cudaMemcpyHostToDevice));
 
     /* no warm-up: each attempt's calibration warms it up */
-    known_demo k = {.o = {AFFINE, d_out, d_in, bytes, 0, stream}, .known_ms = target_ms,
-                    .reps = 5, .v = &AFFINE_CALIBRATED, .calibrate = 1};
+    known_demo k = {{AFFINE, d_out, d_in, bytes, 0, stream}, target_ms, 0, 5, &AFFINE_CALIBRATED};
     report_param(r, "affine_elements", (double)n, "count");
     lab_attempt(run, "affine_work", attempt_known, &k);
     report_value(r, "affine_work", "steps_for_1ms", k.o.steps, "steps");
